@@ -72,16 +72,16 @@ FIGURES     := $(patsubst figures/%.gp,%,$(FIGURE_GP))
 # ---------------------------------------------------------------- compile
 # Sources are compiled from their #line-annotated copies under $(B)/L, so
 # every diagnostic names a chapters/*.nw line.
-$(B)/obj/%.o: $(B)/L/%.c $(B)/roots.mk
+$(B)/obj/%.o: $(B)/L/%.c | $(B)/roots.mk
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
 # A chapter's driver once more, with main renamed, for its tests to link.
-$(B)/obj/%.chapter.o: $(B)/L/%.c $(B)/roots.mk
+$(B)/obj/%.chapter.o: $(B)/L/%.c | $(B)/roots.mk
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -Dmain=chapter_main -c $< -o $@
 
-$(B)/obj/tests/%.o: $(B)/L/tests/%.c $(B)/roots.mk
+$(B)/obj/tests/%.o: $(B)/L/tests/%.c | $(B)/roots.mk
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -Wno-missing-field-initializers -c $< -o $@
 
@@ -110,11 +110,15 @@ $(foreach t,$(UNIT_TESTS),$(eval $(call test_rule,$(t))))
 # ---------------------------------------------------------------- receipts
 # One run per program: JSON on stdout (its "text" member is the text output),
 # figure data under $(B)/data.
-receipts: $(PROGRAMS:%=$(B)/receipts/%.json)
+receipts: $(PROGRAMS:%=$(B)/receipts/%.json) $(PROGRAMS:%=$(B)/receipts/%.txt)
 
 $(B)/receipts/%.json: %
 	@mkdir -p $(dir $@) $(B)/data
 	./$* --json --data $(B)/data > $@.tmp
+	@mv $@.tmp $@
+
+$(B)/receipts/%.txt: $(B)/receipts/%.json
+	python3 -c 'import json,sys; sys.stdout.write(json.load(open(sys.argv[1]))["text"])' $< > $@.tmp
 	@mv $@.tmp $@
 
 # ---------------------------------------------------------------- figures
@@ -133,7 +137,7 @@ $(foreach f,$(FIGURES),$(eval $(call figure_rule,$(f))))
 figures: $(FIGURES:%=$(B)/fig/%.svg) $(FIGURES:%=$(B)/fig/%.pdf)
 
 # ---------------------------------------------------------------- weave
-$(B)/book.md: $(NW) $(TOOLS)/noweb2md.py $(PROGRAMS:%=$(B)/receipts/%.json)
+$(B)/book.md: $(NW) $(TOOLS)/noweb2md.py $(PROGRAMS:%=$(B)/receipts/%.json) $(PROGRAMS:%=$(B)/receipts/%.txt)
 	python3 $(TOOLS)/noweb2md.py --receipts $(B)/receipts -o $@ $(NW)
 
 html: book/index.html

@@ -1,0 +1,32 @@
+#include <math.h>
+#include "online_softmax.h"
+
+online_stats online_start(void)
+{
+    return (online_stats){ .max = -INFINITY, .sum = 0.0f };
+}
+float block_max(const float *x, size_t count)
+{
+    float m = -INFINITY;
+    for (size_t i = 0; i < count; i++)
+        m = fmaxf(m, x[i]);
+    return m;
+}
+
+float sum_exp_below(const float *x, size_t count, float m)
+{
+    float s = 0.0f;
+    for (size_t i = 0; i < count; i++)
+        s += expf(x[i] - m);
+    return s;
+}
+float online_absorb(online_stats *s, const float *x, size_t count)
+{
+    float new_max = fmaxf(s->max, block_max(x, count));
+    if (new_max == -INFINITY)
+        return 1.0f;
+    float correction = expf(s->max - new_max);
+    s->sum = s->sum * correction + sum_exp_below(x, count, new_max);
+    s->max = new_max;
+    return correction;
+}
