@@ -1,0 +1,22 @@
+/* softmax.h: partial softmaxes and the merge that composes them
+   (tangled from chapters/ch03_compose.nw; do not edit) */
+#ifndef SOFTMAX_H
+#define SOFTMAX_H
+#include <stddef.h>
+
+/* The summary of a block of logits x_i: max = max x_i and
+   sum = sum of exp(x_i - max).  It stands for exp(max) * sum, the block's
+   sum of exp(x_i).  The empty block is (-inf, 0). */
+typedef struct {
+    float max;   /* m: the exponent */
+    float sum;   /* l: the significand, in [1, count] for count logits */
+} softmax_partial;
+softmax_partial softmax_partial_empty(void);
+softmax_partial softmax_partial_of(const float *x, size_t count);
+softmax_partial softmax_merge(softmax_partial a, softmax_partial b);
+softmax_partial softmax_stream(const float *x, size_t count, size_t block); /* block >= 1 */
+void softmax_normalize(const float *x, size_t count, softmax_partial s, float *p);
+void softmax_online(const float *x, size_t count, size_t block, float *p);
+void softmax_two_pass(const float *x, size_t count, float *p);
+void softmax_reference(const float *x, size_t count, double *p);
+#endif
