@@ -1,0 +1,753 @@
+/* test_harness.c — Criterion tests for kernels/harness.c.
+   Tangled from chapters/harness.nw; edit that file, not this one. */
+#define _GNU_SOURCE
+#include "harness.h"
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+typedef struct { int status; char out[8192]; char err[8192]; } captured;
+
+static void read_back(FILE *f, char *text, size_t capacity)
+{
+    rewind(f);
+    size_t n = fread(text, 1, capacity - 1, f);
+    text[n] = '\0';
+    fclose(f);
+}
+static void run_in_child(void (*body)(void *), void *ctx, FILE *out, FILE *err)
+{
+    dup2(fileno(out), 1);
+    dup2(fileno(err), 2);
+    body(ctx);
+    exit(0);
+}
+static captured run_captured(void (*body)(void *), void *ctx)
+{
+    captured c;
+    fflush(NULL);
+    FILE *out = tmpfile(), *err = tmpfile();
+    cr_assert(out != NULL && err != NULL);
+    pid_t pid = fork();
+    if (pid == 0)
+        run_in_child(body, ctx, out, err);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    c.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    read_back(out, c.out, sizeof c.out);
+    read_back(err, c.err, sizeof c.err);
+    return c;
+}
+Test(rng, seed_137_gives_the_reference_words)
+{
+    mt19937 g;
+    mt_seed(&g, 137);
+    cr_assert_eq(mt_next(&g), 4053805790u);
+    cr_assert_eq(mt_next(&g), 2173880614u);
+    cr_assert_eq(mt_next(&g), 380293709u);
+}
+static void expect_printed(const float *x, size_t n, const char *expected)
+{
+    char text[256] = "";
+    for (size_t i = 0; i < n; i++)
+        snprintf(text + strlen(text), sizeof text - strlen(text), "%s%.4f",
+                 i ? " " : "", (double)x[i]);
+    cr_assert_str_eq(text, expected);
+}
+Test(rng, rand_matches_torch_rand)
+{
+    mt19937 g;
+    float x[6];
+    mt_seed(&g, 0);
+    torch_rand(&g, x, 6);
+    expect_printed(x, 6, "0.4963 0.7682 0.0885 0.1320 0.3074 0.6341");
+}
+Test(rng, randn_16_matches_torch_randn_4x4)
+{
+    mt19937 g;
+    float x[16];
+    mt_seed(&g, 0);
+    torch_randn(&g, x, 16);
+    expect_printed(x, 8, "-1.1258 -1.1524 -0.2506 -0.4339 0.8487 0.6920 -0.3160 -2.1152");
+    expect_printed(x + 8, 8, "0.3223 -1.2633 0.3500 0.3081 0.1198 1.2377 1.1168 -0.2473");
+}
+Test(rng, randn_below_16_uses_the_scalar_path)
+{
+    mt19937 g;
+    float x[4];
+    mt_seed(&g, 0);
+    torch_randn(&g, x, 4);
+    expect_printed(x, 4, "1.5410 -0.2934 -2.1788 0.5684");
+}
+Test(rng, the_cached_normal_carries_over_to_the_next_call)
+{
+    mt19937 g;
+    float four[4], three_then_one[4];
+    mt_seed(&g, 5);
+    torch_randn(&g, four, 4);
+    mt_seed(&g, 5);
+    torch_randn(&g, three_then_one, 3);
+    torch_randn(&g, three_then_one + 3, 1);
+    cr_assert(memcmp(four, three_then_one, sizeof four) == 0);
+}
+Test(rng, a_ragged_tail_redraws_the_last_sixteen)
+{
+    mt19937 g;
+    float x17[17], x16[16], skipped[17], tail[16];
+    mt_seed(&g, 42);
+    torch_randn(&g, x17, 17);
+    mt_seed(&g, 42);
+    torch_randn(&g, x16, 16);
+    mt_seed(&g, 42);
+    torch_rand(&g, skipped, 17);
+    torch_randn(&g, tail, 16);
+    cr_assert(x17[0] == x16[0]);
+    cr_assert(memcmp(x17 + 1, tail, sizeof tail) == 0);
+}
+static void reference_logits(float logits[4 * 2048])
+{
+    mt19937 g;
+    mt_seed(&g, 0);
+    torch_randn(&g, logits, 4 * 2048);
+    for (int i = 0; i < 4 * 2048; i++)
+        logits[i] *= 8.0f;
+}
+Test(rng, the_reference_logits_have_the_quoted_range)
+{
+    static float logits[4 * 2048];
+    reference_logits(logits);
+    float lo = INFINITY, hi = -INFINITY;
+    for (int j = 0; j < 2048; j++) {
+        lo = fminf(lo, logits[j]);
+        hi = fmaxf(hi, logits[j]);
+    }
+    char range[32], max[32];
+    snprintf(range, sizeof range, "%.1f", (double)(hi - lo));
+    snprintf(max, sizeof max, "%.1f", (double)hi);
+    cr_assert_str_eq(range, "58.0");
+    cr_assert_str_eq(max, "32.8");
+}
+Test(rng, the_running_max_of_row_0_rises_at_blocks_5_and_6)
+{
+    static float logits[4 * 2048];
+    char rises[64] = "";
+    reference_logits(logits);
+    float running = -INFINITY;
+    for (int b = 0; b < 32; b++) {
+        float block = -INFINITY;
+        for (int j = 0; j < 64; j++)
+            block = fmaxf(block, logits[64 * b + j]);
+        if (b > 0 && block > running)
+            snprintf(rises + strlen(rises), sizeof rises - strlen(rises), " %d", b);
+        running = fmaxf(running, block);
+    }
+    cr_assert_str_eq(rises, " 5 6");
+}
+static void expect_standard_normal(const float *x, size_t n)
+{
+    double sum = 0, squares = 0;
+    for (size_t i = 0; i < n; i++) {
+        sum += x[i];
+        squares += (double)x[i] * x[i];
+    }
+    double mean = sum / (double)n, variance = squares / (double)n - mean * mean;
+    cr_assert(fabs(mean) < 0.005, "mean %f", mean);
+    cr_assert(fabs(variance - 1.0) < 0.007, "variance %f", variance);
+}
+Test(rng, both_paths_give_standard_normals)
+{
+    enum { N = 1 << 20 };
+    static float x[N];
+    mt19937 g;
+    mt_seed(&g, 1);
+    torch_randn(&g, x, N);
+    expect_standard_normal(x, N);
+    for (size_t i = 0; i < N; i += 7)
+        torch_randn(&g, x + i, i + 7 <= N ? 7 : N - i);
+    expect_standard_normal(x, N);
+}
+Test(memory, blocks_are_aligned_and_zeroed)
+{
+    size_t sizes[] = { 0, 1, 63, 64, 65, 1000, 1 << 20 };
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        unsigned char *p = fa_alloc(sizes[k]);
+        cr_assert(p != NULL);
+        cr_assert_eq((uintptr_t)p % 64, 0);
+        for (size_t i = 0; i < sizes[k]; i++)
+            cr_assert_eq(p[i], 0);
+        fa_free(p);
+    }
+    fa_free(NULL);
+    cr_assert_eq(fa_bytes_live(), 0);
+}
+Test(memory, live_and_peak_count_requested_bytes)
+{
+    void *a = fa_alloc(1000), *b = fa_alloc(2000);
+    cr_assert_eq(fa_bytes_live(), 3000);
+    cr_assert_eq(fa_bytes_peak(), 3000);
+    fa_free(a);
+    cr_assert_eq(fa_bytes_live(), 2000);
+    cr_assert_eq(fa_bytes_peak(), 3000);
+    fa_reset_peak();
+    cr_assert_eq(fa_bytes_peak(), 2000);
+    fa_free(b);
+    cr_assert_eq(fa_bytes_live(), 0);
+    cr_assert_eq(fa_bytes_peak(), 2000);
+}
+static void allocate_too_much(void *ctx)
+{
+    (void)ctx;
+    fa_alloc(fa_physical_memory() + 1);
+}
+Test(memory, a_request_beyond_physical_memory_is_refused)
+{
+    char have[32], line[128];
+    captured c = run_captured(allocate_too_much, NULL);
+    fmt_bytes(have, (double)fa_physical_memory());
+    snprintf(line, sizeof line, "but the machine has %s of memory\n", have);
+    cr_assert_eq(c.status, 2);
+    cr_assert(strncmp(c.err, "error: this needs ", 18) == 0, "%s", c.err);
+    cr_assert(strstr(c.err, line) != NULL, "%s", c.err);
+}
+static void multiply_too_much(void *ctx)
+{
+    (void)ctx;
+    fa_mul(SIZE_MAX / 2, 3);
+}
+
+Test(memory, size_overflow_exits_2)
+{
+    cr_assert_eq(fa_mul(3, 5), 15);
+    cr_assert_eq(fa_mul(0, SIZE_MAX), 0);
+    captured c = run_captured(multiply_too_much, NULL);
+    cr_assert_eq(c.status, 2);
+    cr_assert(strstr(c.err, "too large") != NULL, "%s", c.err);
+}
+Test(memory, the_process_peak_sees_allocated_blocks)
+{
+    cr_assert(fa_physical_memory() > 0);
+    size_t bytes = (size_t)64 << 20;
+    void *p = fa_alloc(bytes);
+    size_t peak = process_peak_rss();
+    fa_free(p);
+    cr_assert(peak >= bytes, "VmHWM %zu bytes", peak);
+}
+Test(tensor, new_tensor_has_its_shape_and_zeros)
+{
+    size_t shape[3] = { 2, 3, 5 };
+    tensor t = tensor_new(3, shape);
+    cr_assert_eq(t.ndim, 3);
+    cr_assert_eq(t.shape[2], 5);
+    cr_assert_eq(t.shape[3], 1);
+    cr_assert_eq(tensor_count(&t), 30);
+    cr_assert_eq(fa_bytes_live(), 30 * sizeof(float));
+    for (size_t i = 0; i < 30; i++)
+        cr_assert(t.data[i] == 0.0f);
+    tensor_free(&t);
+    cr_assert(t.data == NULL);
+    cr_assert_eq(fa_bytes_live(), 0);
+}
+typedef struct { char dir[64]; char path[128]; } scratch;
+
+static scratch scratch_new(void)
+{
+    scratch s;
+    snprintf(s.dir, sizeof s.dir, "/tmp/test_harness.XXXXXX");
+    cr_assert(mkdtemp(s.dir) != NULL);
+    snprintf(s.path, sizeof s.path, "%s/x.npy", s.dir);
+    return s;
+}
+static void scratch_remove(scratch *s)
+{
+    unlink(s->path);
+    cr_assert_eq(rmdir(s->dir), 0, "the directory held more than x.npy");
+}
+static tensor counting_tensor(int ndim, const size_t shape[])
+{
+    tensor t = tensor_new(ndim, shape);
+    for (size_t i = 0; i < tensor_count(&t); i++)
+        t.data[i] = (float)i * 0.25f - 3.0f;
+    return t;
+}
+static void expect_round_trip(const char *path, int ndim, const size_t shape[])
+{
+    tensor t = counting_tensor(ndim, shape), back;
+    char err[256];
+    cr_assert_eq(npy_write(path, &t, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(npy_read(path, &back, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(back.ndim, ndim);
+    cr_assert(memcmp(back.shape, t.shape, sizeof t.shape) == 0);
+    cr_assert(memcmp(back.data, t.data, tensor_count(&t) * sizeof(float)) == 0);
+    tensor_free(&t);
+    tensor_free(&back);
+}
+Test(npy, round_trip_in_one_to_four_dimensions)
+{
+    size_t shape[4] = { 2, 3, 4, 5 };
+    scratch s = scratch_new();
+    for (int ndim = 1; ndim <= 4; ndim++)
+        expect_round_trip(s.path, ndim, shape);
+    scratch_remove(&s);
+    cr_assert_eq(fa_bytes_live(), 0);
+}
+static size_t written_bytes(const tensor *t, char *bytes, size_t capacity)
+{
+    scratch s = scratch_new();
+    char err[256];
+    cr_assert_eq(npy_write(s.path, t, err, sizeof err), 0, "%s", err);
+    FILE *f = fopen(s.path, "rb");
+    size_t n = fread(bytes, 1, capacity, f);
+    fclose(f);
+    scratch_remove(&s);
+    return n;
+}
+Test(npy, the_header_is_the_one_numpy_writes)
+{
+    size_t shape[1] = { 3 };
+    tensor t = counting_tensor(1, shape);
+    char bytes[160];
+    cr_assert_eq(written_bytes(&t, bytes, sizeof bytes), 128 + 12);
+    const char *dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }";
+    size_t n = strlen(dict);
+    cr_assert(memcmp(bytes, "\x93NUMPY\x01\x00\x76\x00", 10) == 0);
+    cr_assert(memcmp(bytes + 10, dict, n) == 0);
+    for (size_t i = 10 + n; i < 127; i++)
+        cr_assert_eq(bytes[i], ' ');
+    cr_assert_eq(bytes[127], '\n');
+    cr_assert(memcmp(bytes + 128, t.data, 12) == 0);
+    tensor_free(&t);
+}
+static void write_npy(const char *path, int major, const char *dict, size_t data_bytes)
+{
+    FILE *f = fopen(path, "wb");
+    size_t length = strlen(dict);
+    fwrite("\x93NUMPY", 1, 6, f);
+    fputc(major, f);
+    fputc(0, f);
+    fputc((int)(length & 0xff), f);
+    fputc((int)(length >> 8 & 0xff), f);
+    if (major == 2)
+        fwrite("\0\0", 1, 2, f);
+    fwrite(dict, 1, length, f);
+    for (size_t i = 0; i < data_bytes; i++)
+        fputc(0, f);
+    fclose(f);
+}
+static void expect_npy_error(int major, const char *dict, size_t data_bytes,
+                             const char *expected)
+{
+    scratch s = scratch_new();
+    write_npy(s.path, major, dict, data_bytes);
+    char err[256] = "", wanted[256];
+    tensor t = { 0 };
+    cr_assert_eq(npy_read(s.path, &t, err, sizeof err), -1);
+    snprintf(wanted, sizeof wanted, "%s: %s", s.path, expected);
+    cr_assert_str_eq(err, wanted);
+    cr_assert(t.data == NULL);
+    cr_assert_eq(fa_bytes_live(), 0);
+    scratch_remove(&s);
+}
+static void expect_npy_shape(int major, const char *dict, size_t data_bytes,
+                             int ndim, size_t d0, size_t d1)
+{
+    scratch s = scratch_new();
+    write_npy(s.path, major, dict, data_bytes);
+    char err[256] = "";
+    tensor t = { 0 };
+    cr_assert_eq(npy_read(s.path, &t, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(t.ndim, ndim);
+    cr_assert_eq(t.shape[0], d0);
+    cr_assert_eq(t.shape[1], d1);
+    tensor_free(&t);
+    scratch_remove(&s);
+}
+Test(npy, shapes_are_parsed_however_they_are_spaced)
+{
+    expect_npy_shape(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }\n",
+                     12, 1, 3, 1);
+    expect_npy_shape(1, "{'descr':'<f4','fortran_order':False,'shape':(2,3)}", 24, 2, 2, 3);
+    expect_npy_shape(1, "{ \"shape\" : ( 2 , 3 , ) , 'fortran_order': False,"
+                        " 'descr': '<f4' , }   \n", 24, 2, 2, 3);
+    expect_npy_shape(2, "{'descr': '<f4', 'fortran_order': False, 'shape': (2L, 3L), }",
+                     24, 2, 2, 3);
+    expect_npy_shape(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (0, 3), }",
+                     0, 2, 0, 3);
+}
+Test(npy, wrong_dtypes_are_named)
+{
+    expect_npy_error(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }", 24,
+                     "dtype '<f8' is not float32 ('<f4')");
+    expect_npy_error(1, "{'descr': '>f4', 'fortran_order': False, 'shape': (3,), }", 12,
+                     "dtype '>f4' is big-endian; need little-endian '<f4'");
+}
+
+Test(npy, fortran_order_is_refused)
+{
+    expect_npy_error(1, "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }", 24,
+                     "fortran_order is True; need C order");
+}
+Test(npy, dimension_counts_outside_one_to_four_are_refused)
+{
+    expect_npy_error(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 1, 1, 1, 2), }",
+                     8, "the array has 5 dimensions; need 1 to 4");
+    expect_npy_error(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (), }", 4,
+                     "the array has 0 dimensions; need 1 to 4");
+}
+
+Test(npy, data_must_match_the_shape_exactly)
+{
+    const char *dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }";
+    expect_npy_error(1, dict, 20,
+                     "truncated data: the header promises 24 bytes, the file holds 20");
+    expect_npy_error(1, dict, 28, "4 bytes of extra data after the array");
+}
+Test(npy, malformed_headers_are_refused)
+{
+    expect_npy_error(1, "{'descr': '<f4', 'fortran_order': False}", 0,
+                     "the header lacks 'descr', 'fortran_order' or 'shape'");
+    expect_npy_error(1, "{'descr': '<f4', 'fortran_order': Maybe, 'shape': (3,)}", 12,
+                     "malformed header: 'fortran_order' is not True or False");
+    expect_npy_error(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (3,), 'x': 1}", 12,
+                     "malformed header: unknown key");
+    expect_npy_error(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (-3,)}", 12,
+                     "malformed header: 'shape' is not a tuple of sizes");
+    expect_npy_error(1, "['descr']", 0, "the header is not a dictionary");
+    expect_npy_error(3, "{'descr': '<f4', 'fortran_order': False, 'shape': (3,)}", 12,
+                     "unsupported .npy version 3.0 (need 1.0 or 2.0)");
+}
+static void expect_raw_error(const char *bytes, size_t n, const char *expected)
+{
+    scratch s = scratch_new();
+    FILE *f = fopen(s.path, "wb");
+    fwrite(bytes, 1, n, f);
+    fclose(f);
+    char err[256], wanted[256];
+    tensor t = { 0 };
+    cr_assert_eq(npy_read(s.path, &t, err, sizeof err), -1);
+    snprintf(wanted, sizeof wanted, "%s: %s", s.path, expected);
+    cr_assert_str_eq(err, wanted);
+    scratch_remove(&s);
+}
+Test(npy, bad_magic_and_truncated_headers_are_refused)
+{
+    expect_raw_error("PK\x03\x04 not numpy", 15, "not a .npy file (bad magic)");
+    expect_raw_error("\x93NUMPY\x01\x00\x40\x00{'descr'", 17, "truncated header");
+    expect_raw_error("\x93NUMPY\x01\x00\x40", 9, "truncated header");
+}
+Test(npy, a_missing_file_is_reported_with_the_reason)
+{
+    char err[256];
+    tensor t;
+    cr_assert_eq(npy_read("/nonexistent/q.npy", &t, err, sizeof err), -1);
+    cr_assert_str_eq(err, "/nonexistent/q.npy: cannot open: No such file or directory");
+}
+Test(npy, a_failed_write_leaves_no_file)
+{
+    scratch s = scratch_new();
+    size_t shape[2] = { 4, 4 };
+    tensor t = counting_tensor(2, shape);
+    char err[256];
+    cr_assert_eq(mkdir(s.path, 0755), 0);
+    cr_assert_eq(npy_write(s.path, &t, err, sizeof err), -1);
+    cr_assert(strstr(err, "cannot write") != NULL, "%s", err);
+    cr_assert_eq(rmdir(s.path), 0);
+    cr_assert_eq(npy_write("/nonexistent/o.npy", &t, err, sizeof err), -1);
+    cr_assert(strstr(err, "cannot create /nonexistent/o.npy.tmp.") != NULL, "%s", err);
+    tensor_free(&t);
+    scratch_remove(&s);
+}
+Test(npy, writing_over_a_file_replaces_it)
+{
+    scratch s = scratch_new();
+    size_t big[2] = { 8, 8 }, small[1] = { 2 };
+    tensor a = counting_tensor(2, big), b = counting_tensor(1, small), back;
+    char err[256];
+    cr_assert_eq(npy_write(s.path, &a, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(npy_write(s.path, &b, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(npy_read(s.path, &back, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(tensor_count(&back), 2);
+    tensor_free(&a);
+    tensor_free(&b);
+    tensor_free(&back);
+    scratch_remove(&s);
+}
+static void read_a_missing_file(void *ctx)
+{
+    (void)ctx;
+    npy_read_or_exit("ch04_tiled", "/nonexistent/q.npy");
+}
+
+Test(npy, the_exiting_reader_prints_one_line_and_exits_2)
+{
+    captured c = run_captured(read_a_missing_file, NULL);
+    cr_assert_eq(c.status, 2);
+    cr_assert_str_eq(c.err, "ch04_tiled: error: /nonexistent/q.npy: "
+                            "cannot open: No such file or directory\n");
+}
+Test(format, numbers_have_four_decimals_or_three_significant)
+{
+    char b[32];
+    cr_assert_str_eq(fmt_num(b, 1.60653), "1.6065");
+    cr_assert_str_eq(fmt_num(b, 0.0), "0.0000");
+    cr_assert_str_eq(fmt_num(b, -0.0), "0.0000");
+    cr_assert_str_eq(fmt_num(b, 0.001), "0.0010");
+    cr_assert_str_eq(fmt_num(b, 1e-4), "1.000e-04");
+    cr_assert_str_eq(fmt_num(b, -2.5e-7), "-2.500e-07");
+    cr_assert_str_eq(fmt_num(b, 999999.0), "999999.0000");
+    cr_assert_str_eq(fmt_num(b, 1e6), "1.000e+06");
+}
+Test(format, percentages_round_half_to_even)
+{
+    char b[32];
+    cr_assert_str_eq(fmt_pct(b, 0.375), "38%");
+    cr_assert_str_eq(fmt_pct(b, 0.125), "12%");
+    cr_assert_str_eq(fmt_pct(b, 0.625), "62%");
+    cr_assert_str_eq(fmt_pct(b, 0.47), "47%");
+    cr_assert_str_eq(fmt_pct(b, 120.0 / 256.0), "47%");
+    cr_assert_str_eq(fmt_pct(b, 28.0 / 64.0), "44%");
+    cr_assert_str_eq(fmt_pct(b, 0.0), "0%");
+    cr_assert_str_eq(fmt_pct(b, 1.0), "100%");
+}
+Test(format, integers_get_thousands_separators)
+{
+    char b[32];
+    cr_assert_str_eq(fmt_int(b, 0), "0");
+    cr_assert_str_eq(fmt_int(b, 999), "999");
+    cr_assert_str_eq(fmt_int(b, 1000), "1,000");
+    cr_assert_str_eq(fmt_int(b, 1320), "1,320");
+    cr_assert_str_eq(fmt_int(b, -1234567), "-1,234,567");
+    cr_assert_str_eq(fmt_int(b, -9223372036854775807LL - 1),
+                     "-9,223,372,036,854,775,808");
+}
+Test(format, bytes_are_mib_gib_or_tib)
+{
+    char b[32];
+    double mib = 1024.0 * 1024.0;
+    cr_assert_str_eq(fmt_bytes(b, 0), "0.0 MiB");
+    cr_assert_str_eq(fmt_bytes(b, 0.5 * mib), "0.5 MiB");
+    cr_assert_str_eq(fmt_bytes(b, 512 * mib), "512.0 MiB");
+    cr_assert_str_eq(fmt_bytes(b, 2048 * mib), "2.0 GiB");
+    cr_assert_str_eq(fmt_bytes(b, 512 * 1024 * mib), "512.0 GiB");
+    cr_assert_str_eq(fmt_bytes(b, 3.0 * 1024 * 1024 * mib), "3.0 TiB");
+}
+static void print_sample_report(void *ctx)
+{
+    report *r = report_new("demo", ctx != NULL);
+    report_fact(r, "ell_1", "1.6065");
+    report_factf(r, "blocks", "%d", 31);
+    const char *columns[] = { "block", "tiles", "share", NULL };
+    table *t = report_table(r, "skip", "Causal skipping", columns);
+    table_rowf(t, "%d|%s|%s", 128, "136", "47%");
+    const char *row[] = { "4×4", "10", "\"q\"\\" };
+    table_row(t, row);
+    report_note(r, "a note\twith a tab");
+    report_finish(r, stdout);
+}
+Test(report, text_keeps_order_and_aligns_columns)
+{
+    captured c = run_captured(print_sample_report, NULL);
+    cr_assert_eq(c.status, 0);
+    cr_assert_str_eq(c.out,
+        "ell_1   1.6065\n"
+        "blocks  31\n"
+        "\n"
+        "Causal skipping\n"
+        "block  tiles  share\n"
+        "-----  -----  -----\n"
+        "  128    136    47%\n"
+        "  4×4     10   \"q\"\\\n"
+        "\n"
+        "a note\twith a tab\n");
+}
+Test(report, json_is_one_escaped_object)
+{
+    captured c = run_captured(print_sample_report, (void *)"json");
+    cr_assert_eq(c.status, 0);
+    cr_assert_str_eq(c.out,
+        "{\n"
+        "  \"program\": \"demo\",\n"
+        "  \"facts\": {\n"
+        "    \"ell_1\": \"1.6065\",\n"
+        "    \"blocks\": \"31\"\n"
+        "  },\n"
+        "  \"tables\": {\n"
+        "    \"skip\": {\"title\": \"Causal skipping\",\n"
+        "      \"columns\": [\"block\", \"tiles\", \"share\"],\n"
+        "      \"rows\": [\n"
+        "        [\"128\", \"136\", \"47%\"],\n"
+        "        [\"4×4\", \"10\", \"\\\"q\\\"\\\\\"]\n"
+        "      ]}\n"
+        "  },\n"
+        "  \"text\": \"ell_1   1.6065\\nblocks  31\\n\\nCausal skipping\\n"
+        "block  tiles  share\\n-----  -----  -----\\n  128    136    47%\\n"
+        "  4×4     10   \\\"q\\\"\\\\\\n\\na note\\u0009with a tab\\n\"\n"
+        "}\n");
+}
+static void print_empty_and_replaced(void *ctx)
+{
+    report *r = report_new("p\n", true);
+    (void)ctx;
+    report_fact(r, "k", "old");
+    report_fact(r, "k", "new\x01");
+    report_finish(r, stdout);
+}
+Test(report, a_fact_set_twice_keeps_the_last_value)
+{
+    captured c = run_captured(print_empty_and_replaced, NULL);
+    cr_assert_str_eq(c.out,
+        "{\n  \"program\": \"p\\n\",\n  \"facts\": {\n    \"k\": \"new\\u0001\"\n"
+        "  },\n  \"tables\": {},\n  \"text\": \"k  new\\u0001\\n\"\n}\n");
+}
+static void add_a_short_row(void *ctx)
+{
+    (void)ctx;
+    report *r = report_new("demo", false);
+    const char *columns[] = { "a", "b", NULL };
+    table_rowf(report_table(r, "t", "T", columns), "%d", 1);
+}
+
+Test(report, a_row_with_the_wrong_cell_count_is_a_bug)
+{
+    captured c = run_captured(add_a_short_row, NULL);
+    cr_assert_eq(c.status, -1);
+    cr_assert(strstr(c.err, "wrong number of cells") != NULL, "%s", c.err);
+}
+typedef struct { int argc; const char *argv[6]; } arguments;
+
+static void parse_and_print(void *ctx)
+{
+    arguments *a = ctx;
+    long seq = 1024;
+    double scale = 0.125;
+    bool json = false;
+    const char *out = NULL;
+    const option opts[] = {
+        { "seq", OPT_INT, &seq, 1, 65536, "N", "sequence length" },
+        { "scale", OPT_DOUBLE, &scale, 0, 0, "S", "softmax scale" },
+        { "json", OPT_FLAG, &json, 0, 0, NULL, "print JSON" },
+        { "out", OPT_STRING, &out, 0, 0, "FILE", "output .npy" },
+    };
+    options_parse(a->argc, (char **)a->argv, "prog", "Tiled attention.", opts, 4);
+    printf("seq=%ld scale=%g json=%d out=%s\n", seq, scale, json, out ? out : "-");
+}
+static captured parse(const char *a1, const char *a2, const char *a3, const char *a4)
+{
+    arguments a = { 1, { "prog", a1, a2, a3, a4, NULL } };
+    while (a.argc < 5 && a.argv[a.argc] != NULL)
+        a.argc++;
+    return run_captured(parse_and_print, &a);
+}
+
+static void expect_usage_error(captured c, const char *line)
+{
+    cr_assert_eq(c.status, 2);
+    cr_assert_str_eq(c.err, line);
+    cr_assert_str_eq(c.out, "");
+}
+Test(options, values_come_separate_or_after_an_equals_sign)
+{
+    captured c = parse("--seq", "5", "--json", "--scale=0.5");
+    cr_assert_eq(c.status, 0, "%s", c.err);
+    cr_assert_str_eq(c.out, "seq=5 scale=0.5 json=1 out=-\n");
+    c = parse("--out=o.npy", "--seq=65536", NULL, NULL);
+    cr_assert_str_eq(c.out, "seq=65536 scale=0.125 json=0 out=o.npy\n");
+    c = parse(NULL, NULL, NULL, NULL);
+    cr_assert_str_eq(c.out, "seq=1024 scale=0.125 json=0 out=-\n");
+}
+Test(options, help_prints_usage_and_exits_0)
+{
+    captured c = parse("--seq", "0", "--help", NULL);
+    cr_assert_eq(c.status, 0);
+    cr_assert_str_eq(c.out,
+        "usage: prog [options]\n"
+        "Tiled attention.\n"
+        "\n"
+        "options:\n"
+        "  --seq N     sequence length (1 to 65536; default 1024)\n"
+        "  --scale S   softmax scale (default 0.125)\n"
+        "  --json      print JSON\n"
+        "  --out FILE  output .npy\n"
+        "  --help      show this help and exit\n");
+}
+Test(options, mistakes_exit_2_with_one_line)
+{
+    expect_usage_error(parse("--foo", NULL, NULL, NULL),
+                       "prog: error: unknown option '--foo'\n");
+    expect_usage_error(parse("--foo=3", NULL, NULL, NULL),
+                       "prog: error: unknown option '--foo'\n");
+    expect_usage_error(parse("--seq", NULL, NULL, NULL),
+                       "prog: error: option --seq needs a value\n");
+    expect_usage_error(parse("--seq", "--json", NULL, NULL),
+                       "prog: error: option --seq needs a value\n");
+    expect_usage_error(parse("--seq", "abc", NULL, NULL),
+                       "prog: error: 'abc' is not a number for --seq\n");
+    expect_usage_error(parse("--seq=12x", NULL, NULL, NULL),
+                       "prog: error: '12x' is not a number for --seq\n");
+}
+Test(options, ranges_flags_and_positionals_are_checked)
+{
+    expect_usage_error(parse("--seq", "0", NULL, NULL),
+                       "prog: error: --seq must be between 1 and 65536 (got 0)\n");
+    expect_usage_error(parse("--seq", "99999999999999999999", NULL, NULL),
+                       "prog: error: --seq must be between 1 and 65536 "
+                       "(got 99999999999999999999)\n");
+    expect_usage_error(parse("--scale", "nan", NULL, NULL),
+                       "prog: error: 'nan' is not a number for --scale\n");
+    expect_usage_error(parse("--json=yes", NULL, NULL, NULL),
+                       "prog: error: option --json takes no value\n");
+    expect_usage_error(parse("q.npy", NULL, NULL, NULL),
+                       "prog: error: unexpected argument 'q.npy'\n");
+}
+typedef struct { int calls; } counter;
+
+static void sleep_by_call(void *ctx)
+{
+    counter *c = ctx;
+    c->calls++;
+    struct timespec ts = { 0, c->calls == 3 ? 50000000L : 1000000L };
+    nanosleep(&ts, NULL);
+}
+Test(timing, the_median_ignores_one_slow_run)
+{
+    counter c = { 0 };
+    double t0 = now_seconds();
+    double median = time_median(sleep_by_call, &c, 2, 5);
+    double elapsed = now_seconds() - t0;
+    cr_assert_eq(c.calls, 7);
+    cr_assert(median >= 0.001 && median < 0.040, "median %f", median);
+    cr_assert(elapsed >= 0.050, "elapsed %f", elapsed);
+}
+Test(data, data_files_create_their_directories)
+{
+    scratch s = scratch_new();
+    char dir[128], path[192];
+    snprintf(dir, sizeof dir, "%s/a/b", s.dir);
+    FILE *f = data_file(dir, "ch00_x.dat");
+    fprintf(f, "1 2\n");
+    fclose(f);
+    snprintf(path, sizeof path, "%s/ch00_x.dat", dir);
+    struct stat st;
+    cr_assert_eq(stat(path, &st), 0);
+    cr_assert_eq(st.st_size, 4);
+    cr_assert_eq(unlink(path), 0);
+    cr_assert_eq(rmdir(dir), 0);
+    snprintf(dir, sizeof dir, "%s/a", s.dir);
+    cr_assert_eq(rmdir(dir), 0);
+    scratch_remove(&s);
+}
+static void open_under_a_file(void *ctx)
+{
+    data_file((const char *)ctx, "x.dat");
+}
+
+Test(data, an_impossible_directory_exits_2)
+{
+    captured c = run_captured(open_under_a_file, (void *)"/dev/null/figures");
+    cr_assert_eq(c.status, 2);
+    cr_assert_str_eq(c.err, "error: cannot create the directory /dev/null/figures: "
+                            "Not a directory\n");
+}
