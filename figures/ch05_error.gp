@@ -1,0 +1,24 @@
+# ch05_error.gp — error against block size: exact tiled vs approximate.
+# Tangled from chapters/ch05_exact.nw. Data: ch05_exact --data DIR.
+if (term eq 'svg') {
+    set terminal svg size 720,420 dynamic font 'DejaVu Sans,12'
+    set output out.'.svg'
+} else {
+    set terminal pdfcairo size 5in,3in font 'DejaVu Sans,9'
+    set output out.'.pdf'
+}
+set logscale x 2
+set logscale y 10
+set format y '10^{%L}'
+set xrange [12:1400]
+set yrange [1e-8:30]
+set xtics (16, 32, 64, 128, 256, 512, 1024)
+set xlabel 'block size b, or window width w (keys)'
+set ylabel 'max |O - O_{exact}|'
+set key left center box opaque
+set grid ytics lc rgb '#dddddd'
+file = data.'/ch05_error.dat'
+plot file using 1:3 with linespoints pt 7 ps 0.9 lc rgb '#1f77b4' title 'sliding window, w = b keys', \
+     file using 1:4 with linespoints dt 2 pt 4 ps 1.3 lc rgb '#d62728' title 'tiled, accumulator not rescaled', \
+     file using 1:2 with linespoints pt 9 lc rgb '#2ca02c' title 'tiled (exact), b x b tiles', \
+     1e-5 with lines dt 3 lc rgb '#777777' title 'test tolerance'

@@ -1,0 +1,332 @@
+/* attention.c — tangled from chapters/ch04_tiled.nw. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("vect-cost-model=dynamic")
+#endif
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "harness.h"
+#include "attention.h"
+
+static size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
+static void naive_scores(const attn_params *p, const float *q, const float *k, float *s);
+static float dot_product(const float *restrict a, const float *restrict b, size_t n);
+static void softmax_row_in_place(float *s, size_t n);
+static void naive_weighted_sum(const attn_params *p, const float *probs,
+                               const float *v, float *o);
+static void transpose_to_double(const float *k, size_t nk, size_t d, double *keys_t);
+static void reference_row(const attn_params *p, const float *qi, const double *keys_t,
+                          const float *v, size_t i, double *row, double *out);
+static void count_tile(attn_stats *st, attn_tile_kind kind);
+attn_params attn_default(size_t batch, size_t heads, size_t nq, size_t nk, size_t d)
+{
+    attn_params p = { .batch = batch, .heads = heads, .nq = nq, .nk = nk, .d = d,
+                      .scale = (float)(1.0 / sqrt((double)(d ? d : 1))),
+                      .causal = false, .window = 0, .block_q = 64, .block_k = 64 };
+    return p;
+}
+const char *attn_params_problem(const attn_params *p)
+{
+    if (!p->batch || !p->heads) return "batch and heads must be at least 1";
+    if (!p->nq || !p->nk) return "query and key lengths must be at least 1";
+    if (!p->d) return "the head dimension must be at least 1";
+    if (!p->block_q || !p->block_k) return "tile sizes must be at least 1";
+    if (!isfinite(p->scale)) return "the scale must be a finite number";
+    return NULL;
+}
+
+static void require_valid(const attn_params *p)
+{
+    const char *problem = attn_params_problem(p);
+    if (problem) { fprintf(stderr, "attention: error: %s\n", problem); exit(2); }
+}
+bool attn_visible(const attn_params *p, size_t i, size_t j)
+{
+    if (p->window > 0)
+        return j <= i && (long long)j > (long long)i - p->window;
+    return !p->causal || j <= i;
+}
+attn_tile_kind attn_tile_classify(const attn_params *p, size_t q0, size_t rows,
+                                  size_t k0, size_t cols)
+{
+    if (!p->causal && p->window <= 0) return ATTN_TILE_FULL;
+    const long long first_q = (long long)q0, last_q = (long long)(q0 + rows - 1);
+    const long long first_k = (long long)k0, last_k = (long long)(k0 + cols - 1);
+    const long long w = p->window;
+    if (first_k > last_q || (w > 0 && last_k <= first_q - w)) return ATTN_TILE_SKIPPED;
+    if (last_k <= first_q && (w <= 0 || first_k > last_q - w)) return ATTN_TILE_FULL;
+    return ATTN_TILE_MASKED;
+}
+void attention_naive(const attn_params *p, const float *q, const float *k,
+                     const float *v, float *o)
+{
+    require_valid(p);
+    size_t problems = p->batch * p->heads, nq = p->nq, nk = p->nk, d = p->d;
+    float *s = fa_alloc(fa_mul(fa_mul(problems, nq), fa_mul(nk, sizeof(float))));
+    for (size_t h = 0; h < problems; h++)
+        naive_scores(p, q + h * nq * d, k + h * nk * d, s + h * nq * nk);
+    for (size_t row = 0; row < problems * nq; row++)
+        softmax_row_in_place(s + row * nk, nk);
+    for (size_t h = 0; h < problems; h++)
+        naive_weighted_sum(p, s + h * nq * nk, v + h * nk * d, o + h * nq * d);
+    fa_free(s);
+}
+static void naive_scores(const attn_params *p, const float *q, const float *k, float *s)
+{
+    for (size_t i = 0; i < p->nq; i++)
+        for (size_t j = 0; j < p->nk; j++)
+            s[i * p->nk + j] = attn_visible(p, i, j)
+                ? p->scale * dot_product(q + i * p->d, k + j * p->d, p->d) : -INFINITY;
+}
+static float dot_product(const float *restrict a, const float *restrict b, size_t n)
+{
+    float part[8] = { 0 }, sum = 0.0f;
+    size_t c = 0;
+    for (; c + 8 <= n; c += 8)
+        for (size_t t = 0; t < 8; t++) part[t] += a[c + t] * b[c + t];
+    for (; c < n; c++) sum += a[c] * b[c];
+    for (size_t t = 0; t < 8; t++) sum += part[t];
+    return sum;
+}
+static void softmax_row_in_place(float *s, size_t n)
+{
+    float m = -INFINITY, sum = 0.0f;
+    for (size_t j = 0; j < n; j++) m = fmaxf(m, s[j]);
+    if (m == -INFINITY) { memset(s, 0, n * sizeof *s); return; }  /* every key hidden */
+    for (size_t j = 0; j < n; j++) { s[j] = expf(s[j] - m); sum += s[j]; }
+    for (size_t j = 0; j < n; j++) s[j] /= sum;
+}
+static void naive_weighted_sum(const attn_params *p, const float *probs,
+                               const float *v, float *o)
+{
+    for (size_t i = 0; i < p->nq; i++) {
+        float *restrict out = o + i * p->d;
+        memset(out, 0, p->d * sizeof *out);
+        for (size_t j = 0; j < p->nk; j++) {
+            const float pij = probs[i * p->nk + j];
+            const float *restrict vj = v + j * p->d;
+            for (size_t c = 0; c < p->d; c++) out[c] += pij * vj[c];
+        }
+    }
+}
+void attention_reference(const attn_params *p, const float *q, const float *k,
+                         const float *v, double *o)
+{
+    require_valid(p);
+    size_t nq = p->nq, nk = p->nk, d = p->d;
+    double *keys_t = fa_alloc(fa_mul(fa_mul(nk, d), sizeof(double)));
+    double *row = fa_alloc(fa_mul(nk, sizeof(double)));
+    for (size_t h = 0; h < p->batch * p->heads; h++) {
+        transpose_to_double(k + h * nk * d, nk, d, keys_t);
+        for (size_t i = 0; i < nq; i++)
+            reference_row(p, q + (h * nq + i) * d, keys_t, v + h * nk * d, i, row,
+                          o + (h * nq + i) * d);
+    }
+    fa_free(row);
+    fa_free(keys_t);
+}
+static void transpose_to_double(const float *k, size_t nk, size_t d, double *keys_t)
+{
+    for (size_t j = 0; j < nk; j++)
+        for (size_t c = 0; c < d; c++) keys_t[c * nk + j] = k[j * d + c];
+}
+
+static void reference_scores(const float *qi, const double *restrict keys_t,
+                             size_t nk, size_t d, double scale, double *restrict row)
+{
+    for (size_t j = 0; j < nk; j++) row[j] = 0.0;
+    for (size_t c = 0; c < d; c++) {
+        const double qc = qi[c];
+        const double *restrict kc = keys_t + c * nk;
+        for (size_t j = 0; j < nk; j++) row[j] += qc * kc[j];
+    }
+    for (size_t j = 0; j < nk; j++) row[j] *= scale;
+}
+static void reference_row(const attn_params *p, const float *qi, const double *keys_t,
+                          const float *v, size_t i, double *row, double *out)
+{
+    size_t nk = p->nk, d = p->d;
+    double m = -INFINITY, sum = 0.0;
+    reference_scores(qi, keys_t, nk, d, (double)p->scale, row);
+    for (size_t j = 0; j < nk; j++)
+        if (attn_visible(p, i, j)) m = fmax(m, row[j]);
+    for (size_t c = 0; c < d; c++) out[c] = 0.0;
+    if (m == -INFINITY) return;                 /* every key hidden: zeros */
+    for (size_t j = 0; j < nk; j++) {
+        if (!attn_visible(p, i, j)) continue;
+        const double w = exp(row[j] - m);
+        sum += w;
+        for (size_t c = 0; c < d; c++) out[c] += w * (double)v[j * d + c];
+    }
+    for (size_t c = 0; c < d; c++) out[c] /= sum;
+}
+double max_abs_diff_fd(const float *a, const double *b, size_t count)
+{
+    double worst = 0.0;
+    for (size_t i = 0; i < count; i++) {
+        if (isnan(a[i])) return NAN;
+        const double diff = fabs((double)a[i] - b[i]);
+        if (diff > worst) worst = diff;
+    }
+    return worst;
+}
+static void transpose_tile(const float *restrict k, size_t cols, size_t d,
+                           float *restrict keys_t)
+{
+    for (size_t j = 0; j < cols; j++)
+        for (size_t c = 0; c < d; c++) keys_t[c * cols + j] = k[j * d + c];
+}
+static void score_tile(const float *restrict q, const float *restrict keys_t,
+                       size_t rows, size_t cols, size_t d, float scale,
+                       float *restrict s)
+{
+    for (size_t r = 0; r < rows; r++) {
+        float *restrict sr = s + r * cols;
+        for (size_t j = 0; j < cols; j++) sr[j] = 0.0f;
+        for (size_t c = 0; c < d; c++) {
+            const float qc = q[r * d + c];
+            const float *restrict kc = keys_t + c * cols;
+            for (size_t j = 0; j < cols; j++) sr[j] += qc * kc[j];
+        }
+        for (size_t j = 0; j < cols; j++) sr[j] *= scale;
+    }
+}
+static void mask_tile(const attn_params *p, size_t q0, size_t rows, size_t k0,
+                      size_t cols, float *s)
+{
+    for (size_t r = 0; r < rows; r++)
+        for (size_t j = 0; j < cols; j++)
+            if (!attn_visible(p, q0 + r, k0 + j)) s[r * cols + j] = -INFINITY;
+}
+float attn_row_max(const float *x, size_t n)
+{
+    float m = -INFINITY;
+    for (size_t j = 0; j < n; j++) m = fmaxf(m, x[j]);
+    return m;
+}
+
+float attn_exp_row(float *x, size_t n, float m)
+{
+    float sum = 0.0f;
+    for (size_t j = 0; j < n; j++) { x[j] = expf(x[j] - m); sum += x[j]; }
+    return sum;
+}
+void attn_scale_row(float *restrict x, size_t n, float factor)
+{
+    for (size_t c = 0; c < n; c++) x[c] *= factor;
+}
+
+void attn_add_weighted_rows(float *restrict acc, const float *restrict weights,
+                            const float *restrict v, size_t cols, size_t d)
+{
+    for (size_t j = 0; j < cols; j++) {
+        const float w = weights[j];
+        const float *restrict vj = v + j * d;
+        for (size_t c = 0; c < d; c++) acc[c] += w * vj[c];
+    }
+}
+void attn_online_update(size_t rows, size_t cols, size_t d, float *scores,
+                        const float *v, float *m, float *l, float *acc)
+{
+    for (size_t r = 0; r < rows; r++) {
+        float *s = scores + r * cols, *a = acc + r * d;
+        const float m_new = fmaxf(m[r], attn_row_max(s, cols));
+        if (m_new == -INFINITY) continue;           /* nothing visible yet */
+        const float alpha = expf(m[r] - m_new);     /* e^{m_old - m_new} */
+        l[r] = alpha * l[r] + attn_exp_row(s, cols, m_new);
+        attn_scale_row(a, d, alpha);                /* the accumulator too */
+        attn_add_weighted_rows(a, s, v, cols, d);
+        m[r] = m_new;
+    }
+}
+typedef struct {
+    float *scores;   /* rows x cols of one tile: S, then exp(S - m) */
+    float *keys_t;   /* d x cols: the key tile, transposed */
+    float *m, *l;    /* per query row: running max, running sum */
+    float *acc;      /* rows x d: the output rows, not yet divided */
+} tile_workspace;
+
+static tile_workspace workspace_new(size_t rows, size_t cols, size_t d)
+{
+    tile_workspace w = {
+        .scores = fa_alloc(fa_mul(fa_mul(rows, cols), sizeof(float))),
+        .keys_t = fa_alloc(fa_mul(fa_mul(d, cols), sizeof(float))),
+        .m = fa_alloc(fa_mul(rows, sizeof(float))),
+        .l = fa_alloc(fa_mul(rows, sizeof(float))),
+        .acc = fa_alloc(fa_mul(fa_mul(rows, d), sizeof(float))) };
+    return w;
+}
+static void workspace_free(tile_workspace *w)
+{
+    fa_free(w->scores); fa_free(w->keys_t);
+    fa_free(w->m); fa_free(w->l); fa_free(w->acc);
+}
+static void start_query_block(tile_workspace *w, size_t rows, size_t d)
+{
+    for (size_t r = 0; r < rows; r++) { w->m[r] = -INFINITY; w->l[r] = 0.0f; }
+    memset(w->acc, 0, rows * d * sizeof *w->acc);
+}
+static void finish_query_block(const tile_workspace *w, size_t rows, size_t d, float *o)
+{
+    for (size_t r = 0; r < rows; r++) {
+        float *restrict out = o + r * d;
+        const float *restrict a = w->acc + r * d;
+        const float l = w->l[r];
+        if (w->m[r] == -INFINITY) { memset(out, 0, d * sizeof *out); continue; }
+        for (size_t c = 0; c < d; c++) out[c] = a[c] / l;
+    }
+}
+static void visit_key_tiles(const attn_params *p, const float *qb, size_t q0, size_t rows,
+                            const float *k, const float *v, tile_workspace *w,
+                            attn_stats *st, attn_update_fn *update)
+{
+    for (size_t k0 = 0; k0 < p->nk; k0 += p->block_k) {
+        const size_t cols = min_size(p->block_k, p->nk - k0);
+        const attn_tile_kind kind = attn_tile_classify(p, q0, rows, k0, cols);
+        count_tile(st, kind);
+        if (kind == ATTN_TILE_SKIPPED) continue;
+        transpose_tile(k + k0 * p->d, cols, p->d, w->keys_t);
+        score_tile(qb, w->keys_t, rows, cols, p->d, p->scale, w->scores);
+        if (kind == ATTN_TILE_MASKED) mask_tile(p, q0, rows, k0, cols, w->scores);
+        update(rows, cols, p->d, w->scores, v + k0 * p->d, w->m, w->l, w->acc);
+    }
+}
+static void count_tile(attn_stats *st, attn_tile_kind kind)
+{
+    st->tiles_total++;
+    if (kind == ATTN_TILE_SKIPPED) st->tiles_skipped++;
+    else st->tiles_computed++;
+    if (kind == ATTN_TILE_MASKED) st->tiles_masked++;
+}
+static void tiled_one_head(const attn_params *p, const float *q, const float *k,
+                           const float *v, float *o, tile_workspace *w,
+                           attn_stats *st, attn_update_fn *update)
+{
+    for (size_t q0 = 0; q0 < p->nq; q0 += p->block_q) {
+        const size_t rows = min_size(p->block_q, p->nq - q0);
+        start_query_block(w, rows, p->d);
+        visit_key_tiles(p, q + q0 * p->d, q0, rows, k, v, w, st, update);
+        finish_query_block(w, rows, p->d, o + q0 * p->d);
+    }
+}
+void attention_tiled_with(const attn_params *p, const float *q, const float *k,
+                          const float *v, float *o, attn_stats *stats,
+                          attn_update_fn *update)
+{
+    require_valid(p);
+    const size_t rows = min_size(p->block_q, p->nq), cols = min_size(p->block_k, p->nk);
+    const size_t nq = p->nq, nk = p->nk, d = p->d;
+    attn_stats st = { .peak_tile_bytes = (rows * cols + 2 * rows) * sizeof(float) };
+    tile_workspace w = workspace_new(rows, cols, d);
+    for (size_t h = 0; h < p->batch * p->heads; h++)
+        tiled_one_head(p, q + h * nq * d, k + h * nk * d, v + h * nk * d,
+                       o + h * nq * d, &w, &st, update);
+    workspace_free(&w);
+    if (stats) *stats = st;
+}
+void attention_tiled(const attn_params *p, const float *q, const float *k,
+                     const float *v, float *o, attn_stats *stats)
+{
+    attention_tiled_with(p, q, k, v, o, stats, attn_online_update);
+}

@@ -1,0 +1,362 @@
+/* ch04_tiled — tiled attention on .npy tensors or on seeded inputs.
+   Tangled from chapters/ch04_tiled.nw. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include "harness.h"
+#include "attention.h"
+
+#define PROGRAM "ch04_tiled"
+enum { CH04_MAX_BLOCK = 4096 };
+typedef struct {
+    const char *q_path, *k_path, *v_path, *out_path, *save_dir, *data_dir;
+    bool causal, reference, json;
+    long window, block_q, block_k, seed, batch, heads, seq, seq_k, dim;
+    double scale;                      /* 0: the default 1/sqrt(d) */
+} ch04_options;
+typedef struct {
+    size_t block_q, block_k;
+    bool masked;
+    attn_stats stats;
+    double max_error;          /* against the double-precision reference */
+} ch04_run;
+enum { CH04_SHAPES = 5, CH04_RUNS = 2 * CH04_SHAPES };
+ch04_options ch04_defaults(void);
+attn_params ch04_seeded_params(const ch04_options *o);
+void ch04_draw_inputs(const attn_params *p, uint32_t seed, tensor qkv[3]);
+void ch04_measure(const ch04_options *o, const attn_params *p, const tensor qkv[3],
+                  ch04_run runs[CH04_RUNS]);
+const char *shape_text(const tensor *t, char buf[96]);
+static bool same_leading_dims(const tensor *a, const tensor *b);
+static bool same_shape(const tensor *a, const tensor *b);
+static void write_tensor(const char *path, const tensor *t);
+static void report_file_run(report *r, const ch04_options *o, const attn_params *p,
+                            const tensor *q, const tensor *k, const attn_stats *st);
+static const char *mask_text(const attn_params *p, char buf[96]);
+static size_t min_block(size_t n);
+static void save_inputs(const char *dir, const tensor qkv[3]);
+static void write_seeded_output(const ch04_options *o, const attn_params *p,
+                                const tensor qkv[3]);
+static void report_seeded_runs(report *r, const ch04_options *o, const attn_params *p,
+                               const ch04_run runs[CH04_RUNS]);
+static void add_run_row(table *t, const ch04_run *run);
+static void report_seeded_facts(report *r, const ch04_options *o, const attn_params *p,
+                                const ch04_run runs[CH04_RUNS]);
+static void write_blocks_data(const char *dir, const ch04_run runs[CH04_RUNS]);
+ch04_options ch04_defaults(void)
+{
+    return (ch04_options){ .block_q = 64, .block_k = 64, .seed = 0, .batch = 1,
+                           .heads = 4, .seq = 1000, .seq_k = 0, .dim = 64 };
+}
+static void parse_options(int argc, char **argv, ch04_options *o)
+{
+    const option opts[] = {
+        { "q", OPT_STRING, &o->q_path, 0, 0, "FILE", "queries: .npy float32 (n,d), (h,n,d) or (b,h,n,d)" },
+        { "k", OPT_STRING, &o->k_path, 0, 0, "FILE", "keys: same leading shape and d as --q" },
+        { "v", OPT_STRING, &o->v_path, 0, 0, "FILE", "values: the shape of --k" },
+        { "out", OPT_STRING, &o->out_path, 0, 0, "FILE", "write the output (.npy, the shape of --q)" },
+        { "reference", OPT_FLAG, &o->reference, 0, 0, NULL, "output the double-precision reference instead" },
+        { "causal", OPT_FLAG, &o->causal, 0, 0, NULL, "causal mask, top-left aligned" },
+        { "window", OPT_INT, &o->window, 0, 1e9, "W", "sliding window of W keys (implies causal)" },
+        { "block-q", OPT_INT, &o->block_q, 1, CH04_MAX_BLOCK, "N", "query rows per tile" },
+        { "block-k", OPT_INT, &o->block_k, 1, CH04_MAX_BLOCK, "N", "key rows per tile" },
+        { "scale", OPT_DOUBLE, &o->scale, 0, 1e12, "S", "score scale (0: 1/sqrt(d))" },
+        { "seed", OPT_INT, &o->seed, 0, 4294967295.0, "N", "seed of the generated Q, K, V" },
+        { "batch", OPT_INT, &o->batch, 1, 64, "B", "batch size" },
+        { "heads", OPT_INT, &o->heads, 1, 64, "H", "heads" },
+        { "seq", OPT_INT, &o->seq, 1, 16384, "N", "query length" },
+        { "seq-k", OPT_INT, &o->seq_k, 0, 16384, "N", "key length (0: as --seq)" },
+        { "dim", OPT_INT, &o->dim, 1, 1024, "D", "head dimension" },
+        { "save", OPT_STRING, &o->save_dir, 0, 0, "DIR", "write the generated q.npy k.npy v.npy to DIR" },
+        { "json", OPT_FLAG, &o->json, 0, 0, NULL, "print the report as JSON" },
+        { "data", OPT_STRING, &o->data_dir, 0, 0, "DIR", "write the table as DIR/ch04_blocks.dat" },
+    };
+    options_parse(argc, argv, PROGRAM, "tiled attention on .npy tensors or seeded inputs",
+                  opts, sizeof opts / sizeof opts[0]);
+}
+static void apply_kernel_options(const ch04_options *o, attn_params *p)
+{
+    p->causal = o->causal || o->window > 0;
+    p->window = o->window;
+    p->block_q = (size_t)o->block_q;
+    p->block_k = (size_t)o->block_k;
+    if (o->scale > 0) p->scale = (float)o->scale;
+}
+static tensor read_tensor(const char *path)
+{
+    tensor t;
+    char err[256];
+    if (npy_read(path, &t, err, sizeof err) != 0) die_usage(PROGRAM, "%s", err);
+    return t;
+}
+static void check_shapes(const tensor *q, const tensor *k, const tensor *v)
+{
+    char a[96], b[96];
+    if (q->ndim < 2 || q->ndim > 4)
+        die_usage(PROGRAM, "--q has shape %s; expected (n, d), (h, n, d) or (b, h, n, d)",
+                  shape_text(q, a));
+    if (k->ndim != q->ndim || !same_leading_dims(q, k))
+        die_usage(PROGRAM, "--q %s and --k %s disagree in batch or heads",
+                  shape_text(q, a), shape_text(k, b));
+    if (!same_shape(k, v))
+        die_usage(PROGRAM, "--k %s and --v %s differ", shape_text(k, a), shape_text(v, b));
+    if (q->shape[q->ndim - 1] != k->shape[k->ndim - 1])
+        die_usage(PROGRAM, "--q %s and --k %s have different head dimensions",
+                  shape_text(q, a), shape_text(k, b));
+}
+static bool same_leading_dims(const tensor *a, const tensor *b)
+{
+    for (int i = 0; i + 2 < a->ndim; i++)
+        if (a->shape[i] != b->shape[i]) return false;
+    return true;
+}
+
+static bool same_shape(const tensor *a, const tensor *b)
+{
+    if (a->ndim != b->ndim) return false;
+    for (int i = 0; i < a->ndim; i++)
+        if (a->shape[i] != b->shape[i]) return false;
+    return true;
+}
+const char *shape_text(const tensor *t, char buf[96])
+{
+    int used = snprintf(buf, 96, "(");
+    for (int i = 0; i < t->ndim && used < 90; i++)
+        used += snprintf(buf + used, 96 - (size_t)used, "%s%zu", i ? ", " : "", t->shape[i]);
+    snprintf(buf + used, 96 - (size_t)used, t->ndim == 1 ? ",)" : ")");
+    return buf;
+}
+static attn_params params_from_shapes(const tensor *q, const tensor *k)
+{
+    const int n = q->ndim;
+    attn_params p = attn_default(n == 4 ? q->shape[0] : 1, n >= 3 ? q->shape[n - 3] : 1,
+                                 q->shape[n - 2], k->shape[n - 2], q->shape[n - 1]);
+    const char *problem = attn_params_problem(&p);
+    if (problem) die_usage(PROGRAM, "%s", problem);
+    return p;
+}
+static attn_stats compute_output(const ch04_options *o, const attn_params *p,
+                                 const tensor *q, const tensor *k, const tensor *v,
+                                 tensor *out)
+{
+    attn_stats st = { 0 };
+    if (!o->reference) {
+        attention_tiled(p, q->data, k->data, v->data, out->data, &st);
+        return st;
+    }
+    const size_t count = tensor_count(out);
+    double *exact = fa_alloc(fa_mul(count, sizeof(double)));
+    attention_reference(p, q->data, k->data, v->data, exact);
+    for (size_t i = 0; i < count; i++) out->data[i] = (float)exact[i];
+    fa_free(exact);
+    return st;
+}
+static void run_on_files(const ch04_options *o, report *r)
+{
+    if (!o->q_path || !o->k_path || !o->v_path || !o->out_path)
+        die_usage(PROGRAM, "--q, --k, --v and --out go together");
+    tensor q = read_tensor(o->q_path), k = read_tensor(o->k_path), v = read_tensor(o->v_path);
+    check_shapes(&q, &k, &v);
+    attn_params p = params_from_shapes(&q, &k);
+    apply_kernel_options(o, &p);
+    tensor out = tensor_new(q.ndim, q.shape);
+    const attn_stats st = compute_output(o, &p, &q, &k, &v, &out);
+    write_tensor(o->out_path, &out);
+    report_file_run(r, o, &p, &q, &k, &st);
+    tensor_free(&q); tensor_free(&k); tensor_free(&v); tensor_free(&out);
+}
+static void write_tensor(const char *path, const tensor *t)
+{
+    char err[256];
+    if (npy_write(path, t, err, sizeof err) != 0) die_usage(PROGRAM, "%s", err);
+}
+static void report_file_run(report *r, const ch04_options *o, const attn_params *p,
+                            const tensor *q, const tensor *k, const attn_stats *st)
+{
+    char a[96], b[32];
+    report_fact(r, "q_shape", shape_text(q, a));
+    report_fact(r, "k_shape", shape_text(k, a));
+    report_fact(r, "kernel", o->reference ? "reference (double)" : "tiled");
+    report_fact(r, "mask", mask_text(p, a));
+    report_factf(r, "tile", "%zu x %zu", p->block_q, p->block_k);
+    report_fact(r, "tiles_visited", fmt_int(b, (long long)st->tiles_computed));
+    report_fact(r, "peak_tile_bytes", fmt_int(b, (long long)st->peak_tile_bytes));
+    report_fact(r, "output", o->out_path);
+}
+static const char *mask_text(const attn_params *p, char buf[96])
+{
+    if (p->window > 0) snprintf(buf, 96, "window %ld", p->window);
+    else snprintf(buf, 96, "%s", p->causal ? "causal" : "none");
+    return buf;
+}
+void ch04_draw_inputs(const attn_params *p, uint32_t seed, tensor qkv[3])
+{
+    const size_t q_shape[4] = { p->batch, p->heads, p->nq, p->d };
+    const size_t kv_shape[4] = { p->batch, p->heads, p->nk, p->d };
+    mt19937 gen;
+    mt_seed(&gen, seed);
+    for (int t = 0; t < 3; t++) {
+        qkv[t] = tensor_new(4, t == 0 ? q_shape : kv_shape);
+        torch_randn(&gen, qkv[t].data, tensor_count(&qkv[t]));
+    }
+}
+static void tile_shapes(const ch04_options *o, const attn_params *p,
+                        size_t shapes[CH04_SHAPES][2])
+{
+    const size_t fixed[CH04_SHAPES - 1][2] = {
+        { 16, 16 }, { 128, 32 }, { 48, 300 },
+        { min_block(p->nq), min_block(p->nk) } };
+    shapes[0][0] = (size_t)o->block_q;
+    shapes[0][1] = (size_t)o->block_k;
+    for (int s = 1; s < CH04_SHAPES; s++) {
+        shapes[s][0] = fixed[s - 1][0];
+        shapes[s][1] = fixed[s - 1][1];
+    }
+}
+
+static size_t min_block(size_t n) { return n < CH04_MAX_BLOCK ? n : CH04_MAX_BLOCK; }
+static void measure_mask(attn_params p, const tensor qkv[3], size_t shapes[CH04_SHAPES][2],
+                         ch04_run runs[CH04_SHAPES])
+{
+    const size_t count = tensor_count(&qkv[0]);
+    double *exact = fa_alloc(fa_mul(count, sizeof(double)));
+    float *out = fa_alloc(fa_mul(count, sizeof(float)));
+    attention_reference(&p, qkv[0].data, qkv[1].data, qkv[2].data, exact);
+    for (int s = 0; s < CH04_SHAPES; s++) {
+        p.block_q = shapes[s][0];
+        p.block_k = shapes[s][1];
+        runs[s] = (ch04_run){ .block_q = p.block_q, .block_k = p.block_k, .masked = p.causal };
+        attention_tiled(&p, qkv[0].data, qkv[1].data, qkv[2].data, out, &runs[s].stats);
+        runs[s].max_error = max_abs_diff_fd(out, exact, count);
+    }
+    fa_free(out);
+    fa_free(exact);
+}
+void ch04_measure(const ch04_options *o, const attn_params *p, const tensor qkv[3],
+                  ch04_run runs[CH04_RUNS])
+{
+    size_t shapes[CH04_SHAPES][2];
+    attn_params plain = *p, masked = *p;
+    tile_shapes(o, p, shapes);
+    plain.causal = false;
+    plain.window = 0;
+    masked.causal = true;
+    measure_mask(plain, qkv, shapes, runs);
+    measure_mask(masked, qkv, shapes, runs + CH04_SHAPES);
+}
+attn_params ch04_seeded_params(const ch04_options *o)
+{
+    const size_t nk = (size_t)(o->seq_k > 0 ? o->seq_k : o->seq);
+    attn_params p = attn_default((size_t)o->batch, (size_t)o->heads, (size_t)o->seq, nk,
+                                 (size_t)o->dim);
+    apply_kernel_options(o, &p);
+    return p;
+}
+static void run_on_seeded_inputs(const ch04_options *o, report *r)
+{
+    const attn_params p = ch04_seeded_params(o);
+    tensor qkv[3];
+    ch04_run runs[CH04_RUNS];
+    ch04_draw_inputs(&p, (uint32_t)o->seed, qkv);
+    if (o->save_dir) save_inputs(o->save_dir, qkv);
+    ch04_measure(o, &p, qkv, runs);
+    report_seeded_runs(r, o, &p, runs);
+    if (o->data_dir) write_blocks_data(o->data_dir, runs);
+    if (o->out_path) write_seeded_output(o, &p, qkv);
+    for (int t = 0; t < 3; t++) tensor_free(&qkv[t]);
+}
+static void save_inputs(const char *dir, const tensor qkv[3])
+{
+    static const char *const names[3] = { "q.npy", "k.npy", "v.npy" };
+    fclose(data_file(dir, names[0]));          /* creates DIR, or exits with a reason */
+    for (int t = 0; t < 3; t++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, names[t]);
+        write_tensor(path, &qkv[t]);
+    }
+}
+static void write_seeded_output(const ch04_options *o, const attn_params *p,
+                                const tensor qkv[3])
+{
+    tensor out = tensor_new(4, qkv[0].shape);
+    compute_output(o, p, &qkv[0], &qkv[1], &qkv[2], &out);
+    write_tensor(o->out_path, &out);
+    tensor_free(&out);
+}
+static void report_seeded_runs(report *r, const ch04_options *o, const attn_params *p,
+                               const ch04_run runs[CH04_RUNS])
+{
+    static const char *const plain_columns[] = { "tile", "tiles visited", "tile bytes",
+                                                 "max error", NULL };
+    static const char *const masked_columns[] = { "tile", "tiles visited", "skipped",
+                                                  "on the edge", "max error", NULL };
+    char title[128], mask[96];
+    attn_params masked = *p;
+    masked.causal = true;
+    snprintf(title, sizeof title, "Five tile shapes, mask: %s", mask_text(&masked, mask));
+    table *plain = report_table(r, "blocks", "Five tile shapes, no mask", plain_columns);
+    table *edge = report_table(r, "blocks_masked", title, masked_columns);
+    for (int i = 0; i < CH04_SHAPES; i++) {
+        add_run_row(plain, &runs[i]);
+        add_run_row(edge, &runs[CH04_SHAPES + i]);
+    }
+    report_seeded_facts(r, o, p, runs);
+}
+static void add_run_row(table *t, const ch04_run *run)
+{
+    char tile[48], visited[32], skipped[32], edge[32], bytes[32], err[32];
+    snprintf(tile, sizeof tile, "%zu x %zu", run->block_q, run->block_k);
+    fmt_int(visited, (long long)run->stats.tiles_computed);
+    fmt_num(err, run->max_error);
+    if (!run->masked) {
+        table_row(t, (const char *const[]){ tile, visited,
+                      fmt_int(bytes, (long long)run->stats.peak_tile_bytes), err });
+        return;
+    }
+    table_row(t, (const char *const[]){ tile, visited,
+                  fmt_int(skipped, (long long)run->stats.tiles_skipped),
+                  fmt_int(edge, (long long)run->stats.tiles_masked), err });
+}
+static void report_seeded_facts(report *r, const ch04_options *o, const attn_params *p,
+                                const ch04_run runs[CH04_RUNS])
+{
+    char b[96];
+    const ch04_run *asked = &runs[p->causal ? CH04_SHAPES : 0], *edge = &runs[CH04_SHAPES];
+    double worst = 0.0;
+    for (int i = 0; i < CH04_RUNS; i++) worst = fmax(worst, runs[i].max_error);
+    report_factf(r, "shape", "(%zu, %zu, %zu, %zu)", p->batch, p->heads, p->nq, p->d);
+    report_factf(r, "keys", "%zu", p->nk);
+    report_factf(r, "seed", "%ld", o->seed);
+    report_fact(r, "mask", mask_text(p, b));
+    report_factf(r, "tile", "%zu x %zu", asked->block_q, asked->block_k);
+    report_fact(r, "tiles_total", fmt_int(b, (long long)asked->stats.tiles_total));
+    report_fact(r, "tiles_visited", fmt_int(b, (long long)asked->stats.tiles_computed));
+    report_fact(r, "peak_tile_bytes", fmt_int(b, (long long)asked->stats.peak_tile_bytes));
+    report_fact(r, "masked_tiles_visited", fmt_int(b, (long long)edge->stats.tiles_computed));
+    report_fact(r, "masked_tiles_skipped", fmt_int(b, (long long)edge->stats.tiles_skipped));
+    report_fact(r, "masked_tiles_on_edge", fmt_int(b, (long long)edge->stats.tiles_masked));
+    report_fact(r, "max_error", fmt_num(b, asked->max_error));
+    report_fact(r, "worst_error", fmt_num(b, worst));
+}
+static void write_blocks_data(const char *dir, const ch04_run runs[CH04_RUNS])
+{
+    FILE *f = data_file(dir, "ch04_blocks.dat");
+    fprintf(f, "# block_q block_k masked tiles visited skipped edge tile_bytes max_error\n");
+    for (int i = 0; i < CH04_RUNS; i++)
+        fprintf(f, "%zu %zu %d %zu %zu %zu %zu %zu %.6e\n", runs[i].block_q, runs[i].block_k,
+                runs[i].masked, runs[i].stats.tiles_total, runs[i].stats.tiles_computed,
+                runs[i].stats.tiles_skipped, runs[i].stats.tiles_masked,
+                runs[i].stats.peak_tile_bytes, runs[i].max_error);
+    fclose(f);
+}
+int main(int argc, char **argv)
+{
+    ch04_options o = ch04_defaults();
+    parse_options(argc, argv, &o);
+    report *r = report_new(PROGRAM, o.json);
+    if (o.q_path || o.k_path || o.v_path) run_on_files(&o, r);
+    else run_on_seeded_inputs(&o, r);
+    report_finish(r, stdout);
+    return 0;
+}

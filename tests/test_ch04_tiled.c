@@ -1,0 +1,259 @@
+/* test_ch04_tiled.c — Criterion tests of the attention kernels.
+   Tangled from chapters/ch04_tiled.nw. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdint.h>
+#include "harness.h"
+#include "attention.h"
+
+typedef struct {
+    const char *q_path, *k_path, *v_path, *out_path, *save_dir, *data_dir;
+    bool causal, reference, json;
+    long window, block_q, block_k, seed, batch, heads, seq, seq_k, dim;
+    double scale;                      /* 0: the default 1/sqrt(d) */
+} ch04_options;
+typedef struct {
+    size_t block_q, block_k;
+    bool masked;
+    attn_stats stats;
+    double max_error;          /* against the double-precision reference */
+} ch04_run;
+enum { CH04_SHAPES = 5, CH04_RUNS = 2 * CH04_SHAPES };
+ch04_options ch04_defaults(void);
+attn_params ch04_seeded_params(const ch04_options *o);
+void ch04_draw_inputs(const attn_params *p, uint32_t seed, tensor qkv[3]);
+void ch04_measure(const ch04_options *o, const attn_params *p, const tensor qkv[3],
+                  ch04_run runs[CH04_RUNS]);
+typedef struct {
+    attn_params p;
+    float *q, *k, *v, *o;
+    double *exact;
+    size_t q_count;
+} problem;
+
+static problem problem_new(size_t batch, size_t heads, size_t nq, size_t nk, size_t d,
+                           uint32_t seed)
+{
+    problem pr = { .p = attn_default(batch, heads, nq, nk, d) };
+    const size_t kv_count = batch * heads * nk * d;
+    mt19937 gen;
+    pr.q_count = batch * heads * nq * d;
+    mt_seed(&gen, seed);
+    pr.q = fa_alloc(pr.q_count * sizeof(float));
+    pr.k = fa_alloc(kv_count * sizeof(float));
+    pr.v = fa_alloc(kv_count * sizeof(float));
+    pr.o = fa_alloc(pr.q_count * sizeof(float));
+    pr.exact = fa_alloc(pr.q_count * sizeof(double));
+    torch_randn(&gen, pr.q, pr.q_count);
+    torch_randn(&gen, pr.k, kv_count);
+    torch_randn(&gen, pr.v, kv_count);
+    return pr;
+}
+static void problem_free(problem *pr)
+{
+    fa_free(pr->q); fa_free(pr->k); fa_free(pr->v); fa_free(pr->o); fa_free(pr->exact);
+}
+
+static void compute_reference(problem *pr)
+{
+    attention_reference(&pr->p, pr->q, pr->k, pr->v, pr->exact);
+}
+
+static double tiled_error(problem *pr, size_t block_q, size_t block_k)
+{
+    pr->p.block_q = block_q;
+    pr->p.block_k = block_k;
+    attention_tiled(&pr->p, pr->q, pr->k, pr->v, pr->o, NULL);
+    return max_abs_diff_fd(pr->o, pr->exact, pr->q_count);
+}
+static const size_t test_dims[] = { 1, 3, 16, 64, 128 };
+static const size_t test_blocks[] = { 1, 7, 16, 64, 128 };
+
+static bool tile_pair_wanted(size_t n, size_t bq, size_t bk)
+{
+    if (n < 1000) return true;
+    return bq == bk || (bq == 7 && bk == 128) || (bq == 128 && bk == 7);
+}
+static void check_one_problem(size_t n, size_t nk, size_t d, bool causal)
+{
+    problem pr = problem_new(1, 1, n, nk, d, (uint32_t)(n * 131 + nk * 7 + d));
+    pr.p.causal = causal;
+    compute_reference(&pr);
+    for (size_t a = 0; a < 5; a++)
+        for (size_t b = 0; b < 5; b++) {
+            const size_t bq = test_blocks[a], bk = test_blocks[b];
+            if (!tile_pair_wanted(n, bq, bk)) continue;
+            const double err = tiled_error(&pr, bq, bk);
+            cr_assert(err < 1e-5, "nq=%zu nk=%zu d=%zu tile %zux%zu causal=%d: error %.3e",
+                      n, nk, d, bq, bk, causal, err);
+        }
+    problem_free(&pr);
+}
+static void check_length(size_t n, bool causal)
+{
+    const size_t key_lengths[3] = { n, n / 2 + 1, 2 * n + 3 };
+    for (size_t l = 0; l < 3; l++) {
+        if (l == 1 && key_lengths[1] == n) continue;     /* n = 1, 2: not a new length */
+        if (l == 2 && n >= 1000) continue;               /* longer keys: tested below 1000 */
+        for (size_t i = 0; i < 5; i++) check_one_problem(n, key_lengths[l], test_dims[i], causal);
+    }
+}
+
+#define LENGTH_TESTS(N) \
+    Test(tiled_equals_reference, n##N) { check_length(N, false); } \
+    Test(tiled_equals_reference, n##N##_causal) { check_length(N, true); }
+LENGTH_TESTS(1) LENGTH_TESTS(2) LENGTH_TESTS(7) LENGTH_TESTS(63)
+LENGTH_TESTS(64) LENGTH_TESTS(65) LENGTH_TESTS(129) LENGTH_TESTS(1000)
+Test(tiled_equals_reference, batches_heads_and_windows)
+{
+    const long windows[] = { 0, 1, 5, 64 };
+    for (size_t w = 0; w < 4; w++)
+        for (int causal = 0; causal < 2; causal++) {
+            problem pr = problem_new(2, 3, 65, 97, 16, 7);
+            pr.p.causal = causal || windows[w] > 0;
+            pr.p.window = windows[w];
+            compute_reference(&pr);
+            const double err = tiled_error(&pr, 7, 16);
+            cr_assert(err < 1e-5, "window %ld causal %d: error %.3e", windows[w], causal, err);
+            problem_free(&pr);
+        }
+}
+Test(naive, equals_reference)
+{
+    const size_t lengths[][2] = { { 1, 1 }, { 7, 4 }, { 65, 65 }, { 129, 261 } };
+    const long windows[] = { 0, 0, 5 };
+    for (size_t l = 0; l < 4; l++)
+        for (size_t m = 0; m < 3; m++) {
+            problem pr = problem_new(2, 2, lengths[l][0], lengths[l][1], 16, 3);
+            pr.p.causal = m > 0;
+            pr.p.window = windows[m];
+            compute_reference(&pr);
+            attention_naive(&pr.p, pr.q, pr.k, pr.v, pr.o);
+            const double err = max_abs_diff_fd(pr.o, pr.exact, pr.q_count);
+            cr_assert(err < 1e-5, "n=%zu nk=%zu mask %zu: error %.3e",
+                      lengths[l][0], lengths[l][1], m, err);
+            problem_free(&pr);
+        }
+}
+static void check_inside_value_range(const problem *pr)
+{
+    const size_t nq = pr->p.nq, nk = pr->p.nk, d = pr->p.d;
+    for (size_t i = 0; i < nq; i++)
+        for (size_t c = 0; c < d; c++) {
+            float lo = INFINITY, hi = -INFINITY;
+            for (size_t j = 0; j < nk; j++) {
+                lo = fminf(lo, pr->v[j * d + c]);
+                hi = fmaxf(hi, pr->v[j * d + c]);
+            }
+            const float x = pr->o[i * d + c];
+            cr_assert(isfinite(x) && x >= lo - 1e-6f && x <= hi + 1e-6f,
+                      "row %zu col %zu: %g outside [%g, %g]", i, c, x, lo, hi);
+        }
+}
+Test(huge_logits, stay_finite)
+{
+    for (int causal = 0; causal < 2; causal++) {
+        problem pr = problem_new(1, 1, 129, 200, 64, 11);
+        for (size_t i = 0; i < pr.q_count; i++) pr.q[i] *= 1000.0f;
+        pr.p.causal = causal;
+        pr.p.block_q = pr.p.block_k = 16;
+        attention_tiled(&pr.p, pr.q, pr.k, pr.v, pr.o, NULL);
+        check_inside_value_range(&pr);
+        attention_naive(&pr.p, pr.q, pr.k, pr.v, pr.o);
+        check_inside_value_range(&pr);
+        problem_free(&pr);
+    }
+}
+Test(masked_rows, give_zeros_not_nan)
+{
+    problem pr = problem_new(1, 2, 10, 3, 8, 5);
+    pr.p.window = 2;
+    pr.p.block_q = 4;
+    pr.p.block_k = 2;
+    compute_reference(&pr);
+    for (int kernel = 0; kernel < 2; kernel++) {
+        if (kernel == 0) attention_tiled(&pr.p, pr.q, pr.k, pr.v, pr.o, NULL);
+        else attention_naive(&pr.p, pr.q, pr.k, pr.v, pr.o);
+        for (size_t h = 0; h < 2; h++)
+            for (size_t i = 0; i < 10; i++)
+                for (size_t c = 0; c < 8; c++) {
+                    const size_t at = (h * 10 + i) * 8 + c;
+                    if (i >= 4) cr_assert(pr.o[at] == 0.0f && pr.exact[at] == 0.0,
+                                          "kernel %d row %zu: %g", kernel, i, pr.o[at]);
+                    else cr_assert(fabs(pr.o[at] - pr.exact[at]) < 1e-6,
+                                   "kernel %d row %zu: %g vs %g", kernel, i, pr.o[at], pr.exact[at]);
+                }
+    }
+    problem_free(&pr);
+}
+static attn_tile_kind brute_force_kind(const attn_params *p, size_t q0, size_t rows,
+                                       size_t k0, size_t cols)
+{
+    size_t visible = 0;
+    for (size_t i = q0; i < q0 + rows; i++)
+        for (size_t j = k0; j < k0 + cols; j++) visible += attn_visible(p, i, j);
+    if (visible == 0) return ATTN_TILE_SKIPPED;
+    return visible == rows * cols ? ATTN_TILE_FULL : ATTN_TILE_MASKED;
+}
+Test(tiles, classification_matches_brute_force)
+{
+    const long windows[] = { 0, 1, 3, 8, 40 };
+    for (size_t nq = 1; nq <= 23; nq += 11)
+        for (size_t nk = 1; nk <= 37; nk += 9)
+            for (size_t w = 0; w < 5; w++)
+                for (size_t bq = 1; bq <= 9; bq += 4)
+                    for (size_t bk = 1; bk <= 9; bk += 2) {
+                        attn_params p = attn_default(1, 1, nq, nk, 4);
+                        p.causal = true;
+                        p.window = windows[w];
+                        for (size_t q0 = 0; q0 < nq; q0 += bq)
+                            for (size_t k0 = 0; k0 < nk; k0 += bk) {
+                                const size_t rows = nq - q0 < bq ? nq - q0 : bq, cols = nk - k0 < bk ? nk - k0 : bk;
+                                cr_assert_eq(attn_tile_classify(&p, q0, rows, k0, cols),
+                                             brute_force_kind(&p, q0, rows, k0, cols),
+                                             "nq=%zu nk=%zu w=%ld tile at (%zu,%zu) %zux%zu",
+                                             nq, nk, p.window, q0, k0, rows, cols);
+                            }
+                    }
+}
+static attn_stats stats_for(bool causal, long window)
+{
+    problem pr = problem_new(1, 1, 256, 256, 8, 1);
+    attn_stats st;
+    pr.p.causal = causal;
+    pr.p.window = window;
+    attention_tiled(&pr.p, pr.q, pr.k, pr.v, pr.o, &st);
+    problem_free(&pr);
+    return st;
+}
+Test(tiles, counts_on_a_four_by_four_grid)
+{
+    const attn_stats none = stats_for(false, 0), causal = stats_for(true, 0),
+                     window = stats_for(true, 64);
+    cr_assert(none.tiles_total == 16 && none.tiles_computed == 16 &&
+              none.tiles_skipped == 0 && none.tiles_masked == 0);
+    cr_assert(causal.tiles_total == 16 && causal.tiles_computed == 10 &&
+              causal.tiles_skipped == 6 && causal.tiles_masked == 4);
+    cr_assert(window.tiles_computed == 7 && window.tiles_skipped == 9 &&
+              window.tiles_masked == 7);
+    cr_assert_eq(none.peak_tile_bytes, (64 * 64 + 2 * 64) * sizeof(float));
+}
+Test(receipts, default_run)
+{
+    const ch04_options o = ch04_defaults();
+    const attn_params p = ch04_seeded_params(&o);
+    tensor qkv[3];
+    ch04_run runs[CH04_RUNS];
+    ch04_draw_inputs(&p, (uint32_t)o.seed, qkv);
+    ch04_measure(&o, &p, qkv, runs);
+    cr_assert_eq(runs[0].stats.tiles_total, 1024);
+    cr_assert_eq(runs[0].stats.tiles_computed, 1024);
+    cr_assert_eq(runs[0].stats.peak_tile_bytes, 16896);
+    cr_assert_eq(runs[CH04_SHAPES].stats.tiles_computed, 544);
+    cr_assert_eq(runs[CH04_SHAPES].stats.tiles_skipped, 480);
+    cr_assert_eq(runs[CH04_SHAPES].stats.tiles_masked, 64);
+    cr_assert_eq(runs[1].stats.tiles_total, 63 * 63 * 4);   /* 16 x 16 tiles: 63 per side */
+    for (int i = 0; i < CH04_RUNS; i++)
+        cr_assert(runs[i].max_error < 1e-5, "run %d: error %.3e", i, runs[i].max_error);
+    for (int t = 0; t < 3; t++) tensor_free(&qkv[t]);
+}
