@@ -1,0 +1,601 @@
+/* ladder.c — the instruments of chapter 1 and the data files of its ladder.
+   Tangled from chapters/ch01_memory_ladder.nw; edit that file, not this one. */
+#define _GNU_SOURCE
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#if defined(__AVX__) || defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+#include <errno.h>
+#include <unistd.h>
+#include "ladder.h"
+
+static bool cpuinfo_field(const char *key, char *out, size_t size)
+{
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[4096];                   /* the flags line is long */
+    bool found = false;
+    while (f && !found && fgets(line, sizeof line, f)) {
+        char *colon = strchr(line, ':');
+        if (colon && strncmp(line, key, strlen(key)) == 0) {
+            colon += strspn(colon + 1, " \t") + 1;
+            colon[strcspn(colon, "\n")] = '\0';
+            snprintf(out, size, "%s", colon);
+            found = true;
+        }
+    }
+    if (f)
+        fclose(f);
+    return found;
+}
+
+void ladder_cpu_model(char *buf, size_t size)
+{
+    if (!cpuinfo_field("model name", buf, size))
+        snprintf(buf, size, "unknown processor");
+}
+
+double ladder_nominal_mhz(void)
+{
+    char text[64];
+    return cpuinfo_field("cpu MHz", text, sizeof text) ? strtod(text, NULL) : 0.0;
+}
+
+double ladder_max_mhz(void)
+{
+    FILE *f = fopen("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq", "r");
+    double khz = 0;
+    if (f && fscanf(f, "%lf", &khz) != 1)
+        khz = 0;
+    if (f)
+        fclose(f);
+    return khz / 1000;
+}
+
+bool ladder_virtual(void)
+{
+    char flags[4096];
+    if (!cpuinfo_field("flags", flags, sizeof flags))
+        return false;
+    const char *at = strstr(flags, "hypervisor");
+    return at && (at == flags || at[-1] == ' ') && (at[10] == ' ' || at[10] == '\0');
+}
+
+int ladder_cpus(void)
+{
+    cpu_set_t allowed;
+    if (sched_getaffinity(0, sizeof allowed, &allowed) == 0)
+        return CPU_COUNT(&allowed);
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    return online > 0 ? (int)online : 1;
+}
+
+size_t ladder_parse_size(const char *text)
+{
+    char *end;
+    unsigned long long v = strtoull(text, &end, 10);
+    if (end == text)
+        return 0;
+    switch (*end) {
+    case 'K': case 'k': return (size_t)v * 1024;
+    case 'M': case 'm': return (size_t)v * 1024 * 1024;
+    case 'G': case 'g': return (size_t)v * 1024 * 1024 * 1024;
+    default:            return (size_t)v;
+    }
+}
+
+static bool sysfs_line(int index, const char *file, char *out, size_t size)
+{
+    char path[128];
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/%s", index, file);
+    FILE *f = fopen(path, "r");
+    bool ok = f && fgets(out, (int)size, f);
+    if (f)
+        fclose(f);
+    if (ok)
+        out[strcspn(out, "\n")] = '\0';
+    return ok;
+}
+
+int ladder_caches(ladder_level out[], int max)
+{
+    int count = 0;
+    char type[32], level[4], size[32];
+    for (int i = 0; count < max && sysfs_line(i, "type", type, sizeof type); i++) {
+        if (strcmp(type, "Instruction") == 0 || !sysfs_line(i, "level", level, sizeof level)
+            || !sysfs_line(i, "size", size, sizeof size))
+            continue;
+        ladder_level l = { .capacity = ladder_parse_size(size),
+                           .gbs_one = NAN, .gbs_all = NAN, .latency_ns = NAN };
+        snprintf(l.name, sizeof l.name, "L%s%s", level, strcmp(type, "Data") == 0 ? "d" : "");
+        int at = count++;
+        for (; at > 0 && out[at - 1].capacity > l.capacity; at--)
+            out[at] = out[at - 1];
+        out[at] = l;
+    }
+    return count;
+}
+
+const char *ladder_format_size(char buf[32], size_t bytes)
+{
+    static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+    double v = (double)bytes;
+    int u = 0;
+    for (; v >= 1024 && u < 4; u++)
+        v /= 1024;
+    snprintf(buf, 32, v == floor(v) ? "%.0f %s" : "%.1f %s", v, units[u]);
+    return buf;
+}
+
+static int clamp_count(int n, int max)
+{
+    return n < 1 ? 1 : n > max ? max : n;
+}
+
+double ladder_median(const double *x, int n)
+{
+    double s[LADDER_MAX_REPEATS];
+    int count = n < LADDER_MAX_REPEATS ? n : LADDER_MAX_REPEATS;
+    if (count < 1)
+        return NAN;
+    for (int i = 0; i < count; i++) {
+        int at = i;
+        for (; at > 0 && s[at - 1] > x[i]; at--)
+            s[at] = s[at - 1];
+        s[at] = x[i];
+    }
+    return count % 2 ? s[count / 2] : 0.5 * (s[count / 2 - 1] + s[count / 2]);
+}
+
+typedef struct {
+    ladder_work work;
+    void *ctx;
+    pthread_barrier_t start;
+    double began[LADDER_MAX_THREADS], ended[LADDER_MAX_THREADS];
+} team;
+
+typedef struct { team *t; int id; } team_member;
+
+static void pin_to_cpu(int id)
+{
+    cpu_set_t allowed, one;
+    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0)
+        return;
+    int skip = id % CPU_COUNT(&allowed);
+    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+        if (CPU_ISSET(cpu, &allowed) && skip-- == 0) {
+            CPU_ZERO(&one);
+            CPU_SET(cpu, &one);
+            pthread_setaffinity_np(pthread_self(), sizeof one, &one);
+            return;
+        }
+}
+
+static void *team_member_main(void *arg)
+{
+    team_member *m = arg;
+    team *t = m->t;
+    pin_to_cpu(m->id);
+    pthread_barrier_wait(&t->start);
+    t->began[m->id] = now_seconds();
+    t->work(t->ctx, m->id);
+    t->ended[m->id] = now_seconds();
+    return NULL;
+}
+
+double ladder_team_run(int threads, ladder_work work, void *ctx)
+{
+    threads = clamp_count(threads, LADDER_MAX_THREADS);
+    team t = { .work = work, .ctx = ctx };
+    pthread_t ids[LADDER_MAX_THREADS];
+    team_member members[LADDER_MAX_THREADS];
+    pthread_barrier_init(&t.start, NULL, (unsigned)threads);
+    for (int i = 0; i < threads; i++) {
+        members[i] = (team_member){ &t, i };
+        if (pthread_create(&ids[i], NULL, team_member_main, &members[i]) != 0) {
+            fprintf(stderr, "ladder: cannot start thread %d of %d\n", i + 1, threads);
+            exit(1);
+        }
+    }
+    for (int i = 0; i < threads; i++)
+        pthread_join(ids[i], NULL);
+    pthread_barrier_destroy(&t.start);
+    double first = t.began[0], last = t.ended[0];
+    for (int i = 1; i < threads; i++) {
+        first = fmin(first, t.began[i]);
+        last = fmax(last, t.ended[i]);
+    }
+    return last - first;
+}
+
+static void touch_slice(void *ctx, int thread)
+{
+    const ladder_buffer *b = ctx;
+    uint64_t *words = (uint64_t *)(b->base + (size_t)thread * b->slice);
+    for (size_t i = 0; i < b->slice / sizeof *words; i++)
+        words[i] = i;
+}
+
+ladder_buffer ladder_buffer_new(size_t slice, int threads)
+{
+    size_t bytes = fa_mul(slice, (size_t)threads);
+    if (bytes > fa_physical_memory()) {
+        char want[32], have[32];
+        fprintf(stderr, "ladder: a probe buffer of %s does not fit in this machine's %s\n",
+                ladder_format_size(want, bytes), ladder_format_size(have, fa_physical_memory()));
+        exit(2);
+    }
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+        fprintf(stderr, "ladder: cannot map %zu bytes for the probe buffer\n", bytes);
+        exit(2);
+    }
+    madvise(p, bytes, MADV_HUGEPAGE);    /* a hint: fine if the kernel says no */
+    ladder_buffer b = { p, slice, threads };
+    ladder_team_run(threads, touch_slice, &b);
+    return b;
+}
+
+void ladder_buffer_free(ladder_buffer *b)
+{
+    if (b->base)
+        munmap(b->base, b->slice * (size_t)b->threads);
+    b->base = NULL;
+}
+
+typedef uint64_t line_vector __attribute__((vector_size(64)));
+
+static uint64_t sum_lines(const unsigned char *p, size_t bytes, long passes)
+{
+    const line_vector *v = (const line_vector *)p;
+    size_t count = bytes / sizeof(line_vector);
+    line_vector a = { 0 }, b = { 0 }, c = { 0 }, d = { 0 };
+    for (long pass = 0; pass < passes; pass++)
+        for (size_t i = 0; i + 4 <= count; i += 4) {
+            a += v[i]; b += v[i + 1]; c += v[i + 2]; d += v[i + 3];
+        }
+    a += b + c + d;
+    uint64_t s = 0;
+    for (int lane = 0; lane < 8; lane++)
+        s += a[lane];
+    return s;
+}
+
+enum { READ_TARGET_BYTES = 64 << 20 };
+
+typedef struct {
+    const ladder_buffer *buf;
+    size_t bytes;
+    long passes;
+    uint64_t sums[LADDER_MAX_THREADS];
+} read_job;
+
+static void read_slice(void *ctx, int thread)
+{
+    read_job *j = ctx;
+    j->sums[thread] = sum_lines(j->buf->base + (size_t)thread * j->buf->slice,
+                                j->bytes, j->passes);
+}
+
+double ladder_read_gbs(const ladder_buffer *b, size_t bytes, int threads, int repeats)
+{
+    if (threads > b->threads || bytes > b->slice || bytes < 256)
+        return NAN;
+    read_job j = { .buf = b, .bytes = bytes / 256 * 256 };
+    j.passes = j.bytes >= READ_TARGET_BYTES ? 1 : (long)(READ_TARGET_BYTES / j.bytes);
+    double seconds[LADDER_MAX_REPEATS];
+    repeats = clamp_count(repeats, LADDER_MAX_REPEATS);
+    ladder_team_run(threads, read_slice, &j);
+    for (int r = 0; r < repeats; r++)
+        seconds[r] = ladder_team_run(threads, read_slice, &j);
+    double bytes_read = (double)j.bytes * (double)j.passes * threads;
+    return bytes_read / ladder_median(seconds, repeats) / 1e9;
+}
+
+enum { LINE_WORDS = 64 / sizeof(uintptr_t) };
+
+static void link_random_cycle(uintptr_t *words, size_t lines, mt19937 *g)
+{
+    for (size_t i = 0; i < lines; i++)
+        words[i * LINE_WORDS] = i;
+    for (size_t i = lines - 1; i > 0; i--) {
+        size_t j = (size_t)(((uint64_t)mt_next(g) * i) >> 32);
+        uintptr_t swap = words[i * LINE_WORDS];
+        words[i * LINE_WORDS] = words[j * LINE_WORDS];
+        words[j * LINE_WORDS] = swap;
+    }
+    for (size_t i = 0; i < lines; i++)
+        words[i * LINE_WORDS] = (uintptr_t)&words[words[i * LINE_WORDS] * LINE_WORDS];
+}
+
+static const uintptr_t *chase(const uintptr_t *p, long steps)
+{
+    for (long s = 0; s < steps; s++)
+        p = (const uintptr_t *)*p;
+    return p;
+}
+
+double ladder_chase_ns(ladder_buffer *b, size_t bytes, long steps, int repeats, mt19937 *g)
+{
+    size_t lines = bytes / 64;
+    if (bytes > b->slice || lines < 2 || lines > UINT32_MAX)
+        return NAN;
+    uintptr_t *words = (uintptr_t *)b->base;
+    link_random_cycle(words, lines, g);
+    double seconds[LADDER_MAX_REPEATS];
+    repeats = clamp_count(repeats, LADDER_MAX_REPEATS);
+    const uintptr_t *p = chase(words, steps);
+    for (int r = 0; r < repeats; r++) {
+        double start = now_seconds();
+        p = chase(p, steps);
+        seconds[r] = now_seconds() - start;
+    }
+    words[1] = (uintptr_t)p;
+    return ladder_median(seconds, repeats) / (double)steps * 1e9;
+}
+
+#if defined(__AVX512F__)
+typedef __m512 fma_vector;
+enum { FMA_LANES = 16 };
+#define FMA_ISA "AVX-512"
+#define fma_splat(x) _mm512_set1_ps(x)
+#define fma_madd(a, m, c) _mm512_fmadd_ps(a, m, c)
+#define fma_first(v) _mm512_cvtss_f32(v)
+#elif defined(__FMA__) && defined(__AVX__)
+typedef __m256 fma_vector;
+enum { FMA_LANES = 8 };
+#define FMA_ISA "AVX2+FMA"
+#define fma_splat(x) _mm256_set1_ps(x)
+#define fma_madd(a, m, c) _mm256_fmadd_ps(a, m, c)
+#define fma_first(v) _mm256_cvtss_f32(v)
+#else
+typedef float fma_vector;
+enum { FMA_LANES = 1 };
+#define FMA_ISA "scalar"
+#define fma_splat(x) (x)
+#define fma_madd(a, m, c) fmaf(a, m, c)
+#define fma_first(v) (v)
+#endif
+
+void ladder_fma_chains(long iterations, float out[LADDER_FMA_CHAINS])
+{
+    fma_vector acc[LADDER_FMA_CHAINS];
+    const fma_vector m = fma_splat(LADDER_FMA_MUL), c = fma_splat(LADDER_FMA_ADD);
+    for (int k = 0; k < LADDER_FMA_CHAINS; k++)
+        acc[k] = fma_splat(LADDER_FMA_START(k));
+    for (long i = 0; i < iterations; i++) {
+#pragma GCC unroll 16
+        for (int k = 0; k < LADDER_FMA_CHAINS; k++)
+            acc[k] = fma_madd(acc[k], m, c);
+    }
+    for (int k = 0; k < LADDER_FMA_CHAINS; k++)
+        out[k] = fma_first(acc[k]);
+}
+
+const char *ladder_fma_isa(void) { return FMA_ISA; }
+int ladder_fma_lanes(void) { return FMA_LANES; }
+
+typedef struct {
+    long iterations;
+    float out[LADDER_MAX_THREADS][LADDER_FMA_CHAINS];
+} fma_job;
+
+static void fma_on_core(void *ctx, int thread)
+{
+    fma_job *j = ctx;
+    ladder_fma_chains(j->iterations, j->out[thread]);
+}
+
+double ladder_fma_gflops(int threads, long iterations, int repeats)
+{
+    fma_job job = { .iterations = iterations };
+    double seconds[LADDER_MAX_REPEATS];
+    repeats = clamp_count(repeats, LADDER_MAX_REPEATS);
+    ladder_team_run(threads, fma_on_core, &job);
+    for (int r = 0; r < repeats; r++)
+        seconds[r] = ladder_team_run(threads, fma_on_core, &job);
+    double flops = (double)iterations * LADDER_FMA_CHAINS * FMA_LANES * 2.0 * threads;
+    return flops / ladder_median(seconds, repeats) / 1e9;
+}
+
+void ladder_pick_levels(ladder_profile *p)
+{
+    size_t above = 0;
+    for (int k = 0; k < p->nlevels; k++) {
+        ladder_level *l = &p->level[k];
+        size_t lo = l->capacity ? 2 * above : above + 1;
+        size_t hi = l->capacity ? l->capacity / 2 : SIZE_MAX;
+        int first = -1, count = 0;
+        for (int i = 0; i < p->npoints; i++)
+            if (p->point[i].bytes >= lo && p->point[i].bytes <= hi && count++ == 0)
+                first = i;
+        if (count > 0) {
+            const ladder_point *pt = &p->point[l->capacity ? first + count / 2 : first + count - 1];
+            l->probe = pt->bytes;
+            l->gbs_one = pt->gbs_one;
+            l->gbs_all = pt->gbs_all;
+            l->latency_ns = pt->latency_ns;
+        }
+        above = l->capacity;
+    }
+}
+
+static void write_curve_file(const char *dir, const ladder_profile *p)
+{
+    FILE *f = data_file(dir, LADDER_CURVE_FILE);
+    fprintf(f, "# index 0: bytes_per_core  gbs_one_core  gbs_all_cores  latency_ns\n");
+    for (int i = 0; i < p->npoints; i++)
+        fprintf(f, "%zu %.17g %.17g %.17g\n", p->point[i].bytes, p->point[i].gbs_one,
+                p->point[i].gbs_all, p->point[i].latency_ns);
+    fprintf(f, "\n\n# index 1: capacity_bytes  level  probe_bytes\n");
+    for (int k = 0; k < p->nlevels; k++)
+        fprintf(f, "%zu %s %zu\n", p->level[k].capacity, p->level[k].name, p->level[k].probe);
+    fclose(f);
+}
+
+typedef struct { const char *key; char kind; size_t offset; } machine_key;
+
+static const machine_key machine_keys[] = {
+    { "cpu_model",      's', offsetof(ladder_profile, cpu_model) },
+    { "cpus",           'i', offsetof(ladder_profile, cpus) },
+    { "threads",        'i', offsetof(ladder_profile, threads) },
+    { "nominal_mhz",    'd', offsetof(ladder_profile, nominal_mhz) },
+    { "max_mhz",        'd', offsetof(ladder_profile, max_mhz) },
+    { "virtual_machine", 'i', offsetof(ladder_profile, virtual_machine) },
+    { "fma_isa",        'S', offsetof(ladder_profile, fma_isa) },
+    { "fma_lanes",      'i', offsetof(ladder_profile, fma_lanes) },
+    { "fma_gflops_one", 'd', offsetof(ladder_profile, fma_gflops_one) },
+    { "fma_gflops_all", 'd', offsetof(ladder_profile, fma_gflops_all) },
+    { "levels",         'i', offsetof(ladder_profile, nlevels) },
+};
+enum { MACHINE_KEYS = sizeof machine_keys / sizeof machine_keys[0] };
+
+static void write_machine_file(const char *dir, const ladder_profile *p)
+{
+    FILE *f = data_file(dir, LADDER_MACHINE_FILE);
+    fprintf(f, "# this machine as chapter 1 measured it; read with ladder_read()\n");
+    for (int i = 0; i < MACHINE_KEYS; i++) {
+        const char *field = (const char *)p + machine_keys[i].offset;
+        switch (machine_keys[i].kind) {
+        case 's': case 'S': fprintf(f, "%s = %s\n", machine_keys[i].key, field); break;
+        case 'i': fprintf(f, "%s = %d\n", machine_keys[i].key, *(const int *)field); break;
+        default:  fprintf(f, "%s = %.17g\n", machine_keys[i].key, *(const double *)field);
+        }
+    }
+    fprintf(f, "# levelK = name capacity_bytes probe_bytes gbs_one_core gbs_all_cores latency_ns\n");
+    for (int k = 0; k < p->nlevels; k++) {
+        const ladder_level *l = &p->level[k];
+        fprintf(f, "level%d = %s %zu %zu %.17g %.17g %.17g\n", k, l->name, l->capacity,
+                l->probe, l->gbs_one, l->gbs_all, l->latency_ns);
+    }
+    fclose(f);
+}
+
+void ladder_write(const char *dir, const ladder_profile *p)
+{
+    write_curve_file(dir, p);
+    write_machine_file(dir, p);
+}
+
+static int read_error(char *err, size_t errlen, const char *path, int line, const char *what)
+{
+    if (line > 0)
+        snprintf(err, errlen, "%s:%d: %s", path, line, what);
+    else
+        snprintf(err, errlen, "%s: %s", path, what);
+    return -1;
+}
+
+static bool parse_machine_value(ladder_profile *p, const machine_key *k, const char *value)
+{
+    char *field = (char *)p + k->offset, *end;
+    switch (k->kind) {
+    case 's': snprintf(field, sizeof p->cpu_model, "%s", value); return true;
+    case 'S': snprintf(field, sizeof p->fma_isa, "%s", value); return true;
+    case 'i': *(int *)field = (int)strtol(value, &end, 10); break;
+    default:  *(double *)field = strtod(value, &end);
+    }
+    return end != value && *end == '\0';
+}
+
+static bool parse_level_line(ladder_profile *p, const char *key, const char *value,
+                             bool seen[])
+{
+    char *end;
+    long k = strtol(key + strlen("level"), &end, 10);
+    if (*end != '\0' || k < 0 || k >= p->nlevels || k >= LADDER_MAX_LEVELS)
+        return false;
+    ladder_level *l = &p->level[k];
+    int used = 0;
+    if (sscanf(value, "%7s %zu %zu %lf %lf %lf%n", l->name, &l->capacity, &l->probe,
+               &l->gbs_one, &l->gbs_all, &l->latency_ns, &used) != 6 || value[used] != '\0')
+        return false;
+    seen[MACHINE_KEYS + k] = true;
+    return true;
+}
+
+static bool parse_machine_line(ladder_profile *p, char *line, bool seen[])
+{
+    line[strcspn(line, "\n")] = '\0';
+    char *eq = strstr(line, " = ");
+    if (line[0] == '#' || line[0] == '\0')
+        return true;
+    if (!eq)
+        return false;
+    *eq = '\0';
+    const char *value = eq + 3;
+    for (int i = 0; i < MACHINE_KEYS; i++)
+        if (strcmp(line, machine_keys[i].key) == 0)
+            return (seen[i] = parse_machine_value(p, &machine_keys[i], value));
+    if (strncmp(line, "level", 5) == 0 && strcmp(line, "levels") != 0)
+        return parse_level_line(p, line, value, seen);
+    return true;
+}
+
+static int read_machine_file(const char *path, ladder_profile *p, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return read_error(err, errlen, path, 0, strerror(errno));
+    bool seen[MACHINE_KEYS + LADDER_MAX_LEVELS] = { false };
+    char line[512];
+    for (int n = 1; fgets(line, sizeof line, f); n++)
+        if (!parse_machine_line(p, line, seen)) {
+            fclose(f);
+            return read_error(err, errlen, path, n, "not a valid key = value line");
+        }
+    fclose(f);
+    for (int i = 0; i < MACHINE_KEYS; i++)
+        if (!seen[i]) {
+            char what[64];
+            snprintf(what, sizeof what, "missing key %s", machine_keys[i].key);
+            return read_error(err, errlen, path, 0, what);
+        }
+    for (int k = 0; k < p->nlevels; k++)
+        if (!seen[MACHINE_KEYS + k])
+            return read_error(err, errlen, path, 0, "missing a level line");
+    return 0;
+}
+
+static int read_curve_file(const char *path, ladder_profile *p, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return read_error(err, errlen, path, 0, strerror(errno));
+    char line[256];
+    int status = 0;
+    for (int n = 1; status == 0 && fgets(line, sizeof line, f); n++) {
+        if (line[0] == '#')
+            continue;
+        if (line[0] == '\n' && p->npoints > 0)
+            break;
+        ladder_point *pt = &p->point[p->npoints];
+        int used = 0;
+        if (p->npoints == LADDER_MAX_POINTS)
+            status = read_error(err, errlen, path, n, "too many points");
+        else if (sscanf(line, "%zu %lf %lf %lf %n", &pt->bytes, &pt->gbs_one, &pt->gbs_all,
+                        &pt->latency_ns, &used) != 4 || line[used] != '\0')
+            status = read_error(err, errlen, path, n, "expected a size and three numbers");
+        else
+            p->npoints++;
+    }
+    fclose(f);
+    return status;
+}
+
+int ladder_read(const char *dir, ladder_profile *p, char *err, size_t errlen)
+{
+    char path[4096];
+    *p = (ladder_profile){ 0 };
+    snprintf(path, sizeof path, "%s/%s", dir, LADDER_MACHINE_FILE);
+    if (read_machine_file(path, p, err, errlen) != 0)
+        return -1;
+    snprintf(path, sizeof path, "%s/%s", dir, LADDER_CURVE_FILE);
+    return read_curve_file(path, p, err, errlen);
+}
+

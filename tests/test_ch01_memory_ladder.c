@@ -1,0 +1,313 @@
+/* Tests of chapter 1. Tangled from chapters/ch01_memory_ladder.nw. */
+#define _GNU_SOURCE                     /* mkdtemp */
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <criterion/redirect.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "harness.h"
+#include "ladder.h"
+typedef struct {
+    size_t seq;      /* n: positions in the sequence  */
+    size_t heads;    /* h: independent attention heads */
+    size_t dim;      /* d: numbers per position and head */
+} attention_shape;
+
+enum { FLOAT_BYTES = 4 };
+
+typedef struct {
+    const char *step, *reads, *writes;
+    double read_bytes, write_bytes;
+} traffic_step;
+
+enum { NAIVE_STEPS = 3 };
+
+typedef struct {
+    const char *name;
+    double hbm_gb;          /* HBM capacity, GB, as the vendor states it  */
+    double hbm_tbs;         /* HBM bandwidth, TB/s                        */
+    int    sms;             /* streaming multiprocessors                  */
+    int    sram_kib;        /* combined L1 / shared memory per SM, KiB    */
+    const char *source;     /* where the figures come from (see References) */
+} gpu_spec;
+
+extern const gpu_spec gpu_specs[];
+double score_bytes(attention_shape s);
+double operand_bytes(attention_shape s);
+double transfer_ms(double bytes, double tbs);
+void naive_traffic(attention_shape s, traffic_step out[NAIVE_STEPS]);
+double sm_sram_bytes(const gpu_spec *g);
+double gpu_sram_bytes(const gpu_spec *g);
+int chapter_main(int argc, char **argv);
+
+static const attention_shape demo_shape = { 8192, 8, 64 };
+static const gpu_spec *const a100_spec = &gpu_specs[0];
+
+static void expect_text(const char *printed, const char *expected)
+{
+    cr_expect_str_eq(printed, expected);
+}
+
+Test(ch01, vendor_figures_are_the_datasheets)
+{
+    const gpu_spec *a = &gpu_specs[0], *h = &gpu_specs[1], *h2 = &gpu_specs[2];
+    cr_expect(a->hbm_gb == 80 && a->hbm_tbs == 2.039 && a->sms == 108 && a->sram_kib == 192);
+    cr_expect(h->hbm_gb == 80 && h->hbm_tbs == 3.35 && h->sms == 132 && h->sram_kib == 256);
+    cr_expect(h2->hbm_gb == 141 && h2->hbm_tbs == 4.8 && h2->sms == 132 && h2->sram_kib == 256);
+}
+
+Test(ch01, the_gpus_against_the_score_matrix)
+{
+    static const char *const share[] = { "0.9888", "1.6113", "1.6113" },
+        *const pass[] = { "1.0532", "0.6410", "0.4474" },
+        *const naive[] = { "4.2457", "2.5842", "1.8036" };
+    double s = score_bytes(demo_shape), all = 4 * s + 4 * operand_bytes(demo_shape);
+    char buf[32];
+    for (int i = 0; i < 3; i++) {
+        expect_text(fmt_num(buf, 100 * gpu_sram_bytes(&gpu_specs[i]) / s), share[i]);
+        expect_text(fmt_num(buf, transfer_ms(s, gpu_specs[i].hbm_tbs)), pass[i]);
+        expect_text(fmt_num(buf, transfer_ms(all, gpu_specs[i].hbm_tbs)), naive[i]);
+    }
+}
+
+Test(ch01, score_matrix_is_2_gib)
+{
+    char buf[32];
+    cr_expect(score_bytes(demo_shape) == 2147483648.0);
+    expect_text(fmt_bytes(buf, score_bytes(demo_shape)), "2.0 GiB");
+}
+
+Test(ch01, sram_holds_a_sliver_of_it)
+{
+    char buf[32];
+    double s = score_bytes(demo_shape);
+    expect_text(fmt_num(buf, 100 * sm_sram_bytes(a100_spec) / s), "0.0092");
+    expect_text(fmt_num(buf, 100 * gpu_sram_bytes(a100_spec) / s), "0.9888");
+    expect_text(fmt_bytes(buf, gpu_sram_bytes(a100_spec)), "20.2 MiB");
+    cr_expect_eq(llround(s / sm_sram_bytes(a100_spec)), 10923);
+    cr_expect_eq(llround(s / gpu_sram_bytes(a100_spec)), 101);
+}
+
+Test(ch01, one_pass_takes_1_1_ms)
+{
+    char buf[32];
+    double ms = transfer_ms(score_bytes(demo_shape), 2.0);
+    expect_text(fmt_num(buf, ms), "1.0737");
+    cr_expect(fabs(ms - 1.1) < 0.05);
+}
+
+Test(ch01, naive_traffic_moves_the_scores_four_times)
+{
+    traffic_step st[NAIVE_STEPS];
+    naive_traffic(demo_shape, st);
+    double s = score_bytes(demo_shape), op = operand_bytes(demo_shape);
+    cr_expect(op == 16.0 * 1024 * 1024);
+    cr_expect(st[0].read_bytes == 2 * op && st[0].write_bytes == s);
+    cr_expect(st[1].read_bytes == s && st[1].write_bytes == s);
+    cr_expect(st[2].read_bytes == s + op && st[2].write_bytes == op);
+    double total = 0;
+    for (int i = 0; i < NAIVE_STEPS; i++)
+        total += st[i].read_bytes + st[i].write_bytes;
+    cr_expect(total == 4 * s + 4 * op);
+    cr_expect(total / (4 * op) - 1 == 128.0);
+    char buf[32];
+    expect_text(fmt_num(buf, transfer_ms(total, 2.0)), "4.3285");
+}
+
+Test(ladder, sizes_parse_as_sysfs_writes_them)
+{
+    cr_expect_eq(ladder_parse_size("48K"), 49152);
+    cr_expect_eq(ladder_parse_size("2048K"), 2097152);
+    cr_expect_eq(ladder_parse_size("260M"), (size_t)260 << 20);
+    cr_expect_eq(ladder_parse_size("512"), 512);
+    cr_expect_eq(ladder_parse_size("K"), 0);
+    char buf[32];
+    expect_text(ladder_format_size(buf, 49152), "48 KiB");
+    expect_text(ladder_format_size(buf, (size_t)3 << 29), "1.5 GiB");
+}
+
+Test(ladder, median_ignores_one_outlier)
+{
+    double odd[5] = { 3, 1, 1000, 2, 2.5 }, even[4] = { 4, 1, 3, 2 };
+    cr_expect(ladder_median(odd, 5) == 2.5);
+    cr_expect(ladder_median(even, 4) == 2.5);
+}
+
+Test(ladder, fma_kernel_computes_what_fmaf_computes)
+{
+    float out[LADDER_FMA_CHAINS];
+    ladder_fma_chains(1000, out);
+    for (int k = 0; k < LADDER_FMA_CHAINS; k++) {
+        float x = LADDER_FMA_START(k);
+        for (int i = 0; i < 1000; i++)
+            x = fmaf(x, LADDER_FMA_MUL, LADDER_FMA_ADD);
+        cr_expect(out[k] == x, "chain %d: %.9g vs %.9g", k, out[k], x);
+    }
+}
+
+Test(ladder, fma_rate_is_positive_and_finite)
+{
+    double g = ladder_fma_gflops(1, 1 << 18, 3);
+    cr_expect(isfinite(g) && g > 0, "%g GFLOP/s", g);
+}
+
+Test(ladder, the_chase_visits_every_line_once)
+{
+    ladder_buffer b = ladder_buffer_new(64 * 1000, 1);
+    mt19937 g;
+    mt_seed(&g, 7);
+    double ns = ladder_chase_ns(&b, 64 * 1000, 1000, 3, &g);
+    cr_expect(isfinite(ns) && ns > 0);
+    const uintptr_t *start = (const uintptr_t *)b.base, *p = start;
+    for (int step = 1; step <= 1000; step++) {
+        p = (const uintptr_t *)*p;
+        cr_expect(step == 1000 ? p == start : p != start, "step %d", step);
+    }
+    ladder_buffer_free(&b);
+}
+
+Test(ladder, levels_are_read_well_inside_each_cache)
+{
+    ladder_profile p = { .nlevels = 4 };
+    size_t caps[4] = { 48 << 10, 2 << 20, (size_t)260 << 20, 0 };
+    for (int k = 0; k < 4; k++)
+        p.level[k] = (ladder_level){ .capacity = caps[k] };
+    for (size_t s = 4 << 10; s <= (size_t)1 << 30; s *= s < (64 << 20) ? 2 : 4)
+        p.point[p.npoints++] = (ladder_point){ s, (double)s, 0, 0 };
+    ladder_pick_levels(&p);
+    size_t want[4] = { 8 << 10, 512 << 10, 16 << 20, (size_t)1 << 30 };
+    for (int k = 0; k < 4; k++) {
+        cr_expect_eq(p.level[k].probe, want[k], "level %d", k);
+        cr_expect(p.level[k].gbs_one == (double)want[k]);
+    }
+}
+
+static void probe_sizes(size_t sizes[3])
+{
+    ladder_level caches[LADDER_MAX_LEVELS];
+    int n = ladder_caches(caches, LADDER_MAX_LEVELS);
+    sizes[0] = n > 0 ? caches[0].capacity / 4 : 16 << 10;
+    sizes[1] = n > 1 ? caches[1].capacity / 4 : 256 << 10;
+    sizes[2] = 64 << 20;
+    if (sizes[0] < (4 << 10) || sizes[1] <= 2 * sizes[0] || sizes[1] >= sizes[2]) {
+        sizes[0] = 16 << 10;
+        sizes[1] = 256 << 10;
+    }
+}
+
+Test(ladder, bandwidth_never_rises_down_the_ladder)
+{
+    size_t sizes[3];
+    probe_sizes(sizes);
+    int threads = ladder_cpus() < 4 ? ladder_cpus() : 4;
+    ladder_buffer b = ladder_buffer_new(sizes[2], threads);
+    for (int t = 1; t <= threads; t += threads > 1 ? threads - 1 : 1) {
+        double bw[3];
+        for (int i = 0; i < 3; i++)
+            bw[i] = ladder_read_gbs(&b, sizes[i], t, 5);
+        cr_expect(bw[1] <= 1.25 * bw[0], "%d threads: %g GB/s above %g", t, bw[1], bw[0]);
+        cr_expect(bw[2] <= 1.25 * bw[1], "%d threads: %g GB/s above %g", t, bw[2], bw[1]);
+        cr_expect(bw[0] >= 2 * bw[2], "%d threads: L1 %g GB/s vs 64 MiB %g", t, bw[0], bw[2]);
+    }
+    ladder_buffer_free(&b);
+}
+
+Test(ladder, latency_climbs_from_l1_to_64_mib)
+{
+    size_t sizes[3];
+    probe_sizes(sizes);
+    ladder_buffer b = ladder_buffer_new(sizes[2], 1);
+    mt19937 g;
+    mt_seed(&g, 0);
+    double l1 = ladder_chase_ns(&b, sizes[0], 1 << 16, 5, &g);
+    double far = ladder_chase_ns(&b, sizes[2], 1 << 16, 5, &g);
+    cr_expect(l1 > 0 && far >= 3 * l1, "L1 %g ns, 64 MiB %g ns", l1, far);
+    ladder_buffer_free(&b);
+}
+
+static ladder_profile sample_profile(void)
+{
+    ladder_profile p = { .cpu_model = "Test CPU @ 1.00GHz", .cpus = 3, .threads = 2,
+                         .nominal_mhz = 999.5, .max_mhz = 0.1, .virtual_machine = 1,
+                         .fma_isa = "AVX-512", .fma_lanes = 16, .fma_gflops_one = 1.0 / 3,
+                         .fma_gflops_all = 2.0 / 3, .nlevels = 2, .npoints = 3 };
+    p.level[0] = (ladder_level){ "L1d", 49152, 8192, 250.125, 490.5, 1.75 };
+    p.level[1] = (ladder_level){ "DRAM", 0, 0, NAN, NAN, NAN };
+    for (int i = 0; i < 3; i++)
+        p.point[i] = (ladder_point){ (size_t)4096 << i, 100.0 / (i + 1), 0.1 * i, i ? 3.25 * i : NAN };
+    return p;
+}
+
+static bool same_number(double a, double b) { return a == b || (isnan(a) && isnan(b)); }
+
+Test(ladder, data_files_read_back_exactly)
+{
+    char dir[] = "/tmp/ch01_ladder_XXXXXX", err[256];
+    cr_assert(mkdtemp(dir) != NULL);
+    ladder_profile w = sample_profile(), r;
+    ladder_write(dir, &w);
+    cr_assert_eq(ladder_read(dir, &r, err, sizeof err), 0, "%s", err);
+    cr_expect_str_eq(r.cpu_model, w.cpu_model);
+    cr_expect_str_eq(r.fma_isa, w.fma_isa);
+    cr_expect(r.cpus == 3 && r.threads == 2 && r.fma_lanes == 16 && r.nominal_mhz == 999.5);
+    cr_expect(r.max_mhz == 0.1 && r.virtual_machine == 1);
+    cr_expect(r.fma_gflops_one == w.fma_gflops_one && r.fma_gflops_all == w.fma_gflops_all);
+    cr_assert_eq(r.nlevels, 2);
+    for (int k = 0; k < 2; k++) {
+        cr_expect_str_eq(r.level[k].name, w.level[k].name);
+        cr_expect(r.level[k].capacity == w.level[k].capacity && r.level[k].probe == w.level[k].probe);
+        cr_expect(same_number(r.level[k].gbs_one, w.level[k].gbs_one) && same_number(r.level[k].gbs_all, w.level[k].gbs_all)
+                  && same_number(r.level[k].latency_ns, w.level[k].latency_ns), "level %d", k);
+    }
+    cr_assert_eq(r.npoints, 3);
+    for (int i = 0; i < 3; i++)
+        cr_expect(r.point[i].bytes == w.point[i].bytes && same_number(r.point[i].gbs_one, w.point[i].gbs_one)
+                  && same_number(r.point[i].gbs_all, w.point[i].gbs_all)
+                  && same_number(r.point[i].latency_ns, w.point[i].latency_ns), "point %d", i);
+}
+
+static void damage_machine_file(const char *dir, const char *sed_script)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "sed -i '%s' %s/%s", sed_script, dir, LADDER_MACHINE_FILE);
+    cr_assert_eq(system(cmd), 0);
+}
+
+Test(ladder, damaged_data_files_are_refused)
+{
+    char dir[] = "/tmp/ch01_ladder_XXXXXX", err[256];
+    ladder_profile w = sample_profile(), r;
+    cr_assert(mkdtemp(dir) != NULL);
+    cr_expect_eq(ladder_read(dir, &r, err, sizeof err), -1);
+    cr_expect(strstr(err, LADDER_MACHINE_FILE) != NULL, "%s", err);
+    ladder_write(dir, &w);
+    damage_machine_file(dir, "s/^fma_gflops_all/fma_gflops_ALL/");
+    cr_expect_eq(ladder_read(dir, &r, err, sizeof err), -1);
+    cr_expect(strstr(err, "missing key fma_gflops_all") != NULL, "%s", err);
+    ladder_write(dir, &w);
+    damage_machine_file(dir, "s/^cpus = 3/cpus = three/");
+    cr_expect_eq(ladder_read(dir, &r, err, sizeof err), -1);
+    cr_expect(strstr(err, ":3:") != NULL, "%s", err);
+}
+
+static void swallow_output(void)
+{
+    cr_redirect_stdout();
+    cr_redirect_stderr();
+}
+
+Test(ch01, a_quick_run_writes_the_ladder, .init = swallow_output)
+{
+    char dir[] = "/tmp/ch01_run_XXXXXX", err[256];
+    cr_assert(mkdtemp(dir) != NULL);
+    char *argv[] = { "ch01_memory_ladder", "--quick", "--json", "--data", dir, NULL };
+    cr_assert_eq(chapter_main(5, argv), 0);
+    ladder_profile p;
+    cr_assert_eq(ladder_read(dir, &p, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(p.npoints, 7);
+    cr_expect(p.fma_gflops_all > 0 && p.nlevels >= 1);
+    cr_expect_str_eq(p.level[p.nlevels - 1].name, "DRAM");
+}
+
