@@ -1,0 +1,216 @@
+/* ch07_causal_skip.c — tangled from chapters/ch07_causal_skip.nw. */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "harness.h"
+#include "attention.h"
+
+typedef enum { TILE_FULL, TILE_DIAGONAL, TILE_SKIPPED } tile_state;
+/* the tile of query rows q0..q1 and key columns k0..k1, inclusive */
+tile_state causal_tile_state(size_t q0, size_t q1, size_t k0, size_t k1)
+{
+    if (k0 > q1) return TILE_SKIPPED;
+    if (k1 <= q0) return TILE_FULL;
+    return TILE_DIAGONAL;
+}
+typedef struct {
+    size_t total, computed, skipped, diagonal;
+    size_t scores;   /* entries of the computed tiles */
+} tile_counts;
+static size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
+tile_counts count_causal_tiles(size_t nq, size_t nk, size_t block_q, size_t block_k)
+{
+    tile_counts c = { 0 };
+    for (size_t q0 = 0; q0 < nq; q0 += block_q) {
+        const size_t rows = min_size(block_q, nq - q0);
+        for (size_t k0 = 0; k0 < nk; k0 += block_k) {
+            const size_t cols = min_size(block_k, nk - k0);
+            const tile_state s = causal_tile_state(q0, q0 + rows - 1,
+                                                   k0, k0 + cols - 1);
+            c.total++;
+            if (s == TILE_SKIPPED) { c.skipped++; continue; }
+            c.computed++;
+            c.diagonal += s == TILE_DIAGONAL;
+            c.scores += rows * cols;
+        }
+    }
+    return c;
+}
+size_t blocks_of(size_t n, size_t block) { return (n + block - 1) / block; }
+
+double skipped_fraction_closed_form(size_t T) { return (double)(T - 1) / (2.0 * (double)T); }
+
+double flop_ratio_closed_form(size_t T) { return (double)(T + 1) / (2.0 * (double)T); }
+bool closed_form_holds(tile_counts c, size_t T)
+{
+    return 2 * T * c.skipped == (T - 1) * c.total;
+}
+attn_stats run_causal_kernel(size_t n, size_t heads, size_t d, size_t block, uint32_t seed)
+{
+    attn_params p = attn_default(1, heads, n, n, d);
+    p.causal = true;
+    p.block_q = p.block_k = block;
+    size_t count = fa_mul(heads, fa_mul(n, d));
+    float *q = fa_alloc(fa_mul(count, 4)), *k = fa_alloc(fa_mul(count, 4));
+    float *v = fa_alloc(fa_mul(count, 4)), *o = fa_alloc(fa_mul(count, 4));
+    mt19937 g;
+    mt_seed(&g, seed);
+    torch_randn(&g, q, count); torch_randn(&g, k, count); torch_randn(&g, v, count);
+    attn_stats st = { 0 };
+    attention_tiled(&p, q, k, v, o, &st);
+    fa_free(q); fa_free(k); fa_free(v); fa_free(o);
+    return st;
+}
+bool kernel_agrees(attn_stats st, tile_counts c, size_t heads)
+{
+    return st.tiles_total == c.total * heads
+        && st.tiles_computed == c.computed * heads
+        && st.tiles_skipped == c.skipped * heads
+        && st.tiles_masked == c.diagonal * heads;
+}
+typedef struct {
+    long seq, heads, dim, map_block, seed;
+    bool json;
+    const char *data;
+} ch07_settings;
+
+static const size_t BLOCKS[] = { 128, 256, 512 };
+enum { BLOCK_COUNT = sizeof BLOCKS / sizeof BLOCKS[0] };
+static void counts_table(report *r, size_t n)
+{
+    static const char *const columns[] = { "block", "tiles", "computed", "skipped",
+                                           "skipped %", "diagonal", "scores computed",
+                                           "(T+1)/(2T)", NULL };
+    table *t = report_table(r, "causal", "Causal tiles per head", columns);
+    for (size_t i = 0; i < BLOCK_COUNT; i++) {
+        tile_counts c = count_causal_tiles(n, n, BLOCKS[i], BLOCKS[i]);
+        size_t T = blocks_of(n, BLOCKS[i]);
+        char pct[32], frac[32], closed[32];
+        fmt_pct(pct, (double)c.skipped / (double)c.total);
+        fmt_num(frac, (double)c.scores / ((double)n * (double)n));
+        fmt_num(closed, flop_ratio_closed_form(T));
+        table_rowf(t, "%zu|%zu|%zu|%zu|%s|%zu|%s|%s", BLOCKS[i], c.total, c.computed,
+                   c.skipped, pct, c.diagonal, frac, closed);
+    }
+}
+static bool kernel_table(report *r, const ch07_settings *s)
+{
+    static const char *const columns[] = { "block", "tiles", "computed", "skipped",
+                                           "masked", "agrees", NULL };
+    const size_t n = (size_t)s->seq, heads = (size_t)s->heads;
+    table *t = report_table(r, "kernel",
+                            "attention_tiled with the causal mask, all heads", columns);
+    bool all = true;
+    for (size_t i = 0; i < BLOCK_COUNT; i++) {
+        const size_t b = BLOCKS[i];
+        attn_stats st = run_causal_kernel(n, heads, (size_t)s->dim, b, (uint32_t)s->seed);
+        bool agrees = kernel_agrees(st, count_causal_tiles(n, n, b, b), heads);
+        all = all && agrees;
+        table_rowf(t, "%zu|%zu|%zu|%zu|%zu|%s", b, st.tiles_total, st.tiles_computed,
+                   st.tiles_skipped, st.tiles_masked, agrees ? "yes" : "no");
+    }
+    return all;
+}
+typedef struct { size_t n, block; } size_pair;
+static const size_pair CHECKED[] = {
+    { 2048, 64 }, { 2048, 100 }, { 2048, 300 }, { 2048, 1000 }, { 2048, 2048 },
+    { 1000, 7 }, { 65, 64 }, { 4096, 128 }, { 131072, 128 }, { 1, 1 },
+};
+enum { CHECKED_COUNT = sizeof CHECKED / sizeof CHECKED[0] };
+static bool closed_form_table(report *r)
+{
+    static const char *const columns[] = { "n", "block", "T", "skipped", "total",
+                                           "skipped / total", "(T-1)/(2T)", "equal",
+                                           NULL };
+    table *t = report_table(r, "closed_form", "Skipped fraction: count and closed form",
+                            columns);
+    bool all = true;
+    for (size_t i = 0; i < CHECKED_COUNT; i++) {
+        size_t n = CHECKED[i].n, b = CHECKED[i].block, T = blocks_of(n, b);
+        tile_counts c = count_causal_tiles(n, n, b, b);
+        char f1[32], f2[32];
+        all = all && closed_form_holds(c, T);
+        table_rowf(t, "%zu|%zu|%zu|%zu|%zu|%s|%s|%s", n, b, T, c.skipped, c.total,
+                   fmt_num(f1, (double)c.skipped / (double)c.total),
+                   fmt_num(f2, skipped_fraction_closed_form(T)),
+                   closed_form_holds(c, T) ? "yes" : "no");
+    }
+    return all;
+}
+static void write_tile_map(const char *dir, size_t n, size_t block)
+{
+    FILE *f = data_file(dir, "ch07_tilemap.dat");
+    fprintf(f, "# n = %zu, block = %zu; query_block key_block state"
+               " (0 full, 1 diagonal, 2 skipped)\n", n, block);
+    for (size_t a = 0; a * block < n; a++)
+        for (size_t b = 0; b * block < n; b++) {
+            size_t q1 = min_size((a + 1) * block, n) - 1;
+            size_t k1 = min_size((b + 1) * block, n) - 1;
+            tile_state state = causal_tile_state(a * block, q1, b * block, k1);
+            fprintf(f, "%zu %zu %d\n", a, b, (int)state);
+        }
+    if (fclose(f) != 0) die_usage("ch07_causal_skip", "cannot write ch07_tilemap.dat");
+}
+static ch07_settings read_settings(int argc, char **argv)
+{
+    ch07_settings s = { .seq = 2048, .heads = 2, .dim = 64, .map_block = 256,
+                        .seed = 0 };
+    const option opts[] = {
+        { "seq", OPT_INT, &s.seq, 1, 65536, "N", "sequence length" },
+        { "heads", OPT_INT, &s.heads, 1, 64, "H", "heads of the kernel run" },
+        { "dim", OPT_INT, &s.dim, 1, 1024, "D", "head dimension of the kernel run" },
+        { "map-block", OPT_INT, &s.map_block, 1, 65536, "B",
+          "block size of the tile map" },
+        { "seed", OPT_INT, &s.seed, 0, 4294967295.0, "S", "random seed" },
+        { "json", OPT_FLAG, &s.json, 0, 0, NULL, "print JSON" },
+        { "data", OPT_STRING, &s.data, 0, 0, "DIR", "write the tile map into DIR" },
+    };
+    options_parse(argc, argv, "ch07_causal_skip",
+                  "Count the tiles a causal mask lets the tiled kernel skip.",
+                  opts, sizeof opts / sizeof opts[0]);
+    return s;
+}
+static void indexed_fact(report *r, const char *name, size_t i, const char *value)
+{
+    char key[32];
+    snprintf(key, sizeof key, "%s_%zu", name, i);
+    report_fact(r, key, value);
+}
+static void count_facts(report *r, const ch07_settings *s)
+{
+    const size_t n = (size_t)s->seq;
+    char v[32];
+    for (size_t i = 0; i < BLOCK_COUNT; i++) {
+        tile_counts c = count_causal_tiles(n, n, BLOCKS[i], BLOCKS[i]);
+        indexed_fact(r, "block", i, fmt_int(v, (long long)BLOCKS[i]));
+        indexed_fact(r, "T", i, fmt_int(v, (long long)blocks_of(n, BLOCKS[i])));
+        indexed_fact(r, "computed", i, fmt_int(v, (long long)c.computed));
+        indexed_fact(r, "skipped", i, fmt_int(v, (long long)c.skipped));
+        indexed_fact(r, "pct", i, fmt_pct(v, (double)c.skipped / (double)c.total));
+    }
+    report_fact(r, "exact_ratio", fmt_num(v, (double)(n + 1) / (2.0 * (double)n)));
+}
+static void settings_facts(report *r, const ch07_settings *s)
+{
+    char a[32];
+    report_factf(r, "seq", "%ld", s->seq);
+    report_factf(r, "heads", "%ld", s->heads);
+    report_factf(r, "dim", "%ld", s->dim);
+    report_factf(r, "map_block", "%ld", s->map_block);
+    tile_counts at_128k = count_causal_tiles(131072, 131072, 128, 128);
+    report_fact(r, "tiles_128k", fmt_int(a, (long long)at_128k.total));
+}
+int main(int argc, char **argv)
+{
+    ch07_settings s = read_settings(argc, argv);
+    report *r = report_new("ch07_causal_skip", s.json);
+    settings_facts(r, &s);
+    counts_table(r, (size_t)s.seq);
+    count_facts(r, &s);
+    report_fact(r, "kernel_agrees", kernel_table(r, &s) ? "yes" : "no");
+    report_fact(r, "closed_form_holds", closed_form_table(r) ? "yes" : "no");
+    if (s.data != NULL)
+        write_tile_map(s.data, (size_t)s.seq, (size_t)s.map_block);
+    report_finish(r, stdout);
+    return 0;
+}

@@ -1,0 +1,172 @@
+/* test_ch06_memory.c — tangled from chapters/ch06_memory.nw. */
+#define _POSIX_C_SOURCE 200809L
+#include <criterion/criterion.h>
+#include <criterion/redirect.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include "harness.h"
+#include "attention.h"
+
+typedef struct {
+    size_t inputs;      /* bytes of Q, K, V, O, allocated before the path ran */
+    size_t fa_peak;     /* the allocator's peak while the path ran, inputs included */
+    size_t rss_start;   /* VmHWM when the measurement began */
+    size_t rss_peak;    /* VmHWM with the path's memory in use */
+    size_t tile_stats;  /* attn_stats.peak_tile_bytes (tiled path only) */
+    double seconds;     /* how long the path ran */
+} path_memory;
+
+typedef enum { NAIVE_PATH, TILED_PATH } path_kind;
+int chapter_main(int argc, char **argv);
+size_t score_matrix_bytes(size_t heads, size_t n, size_t elem_bytes);
+size_t qkvo_bytes(size_t heads, size_t n, size_t d, size_t elem_bytes);
+size_t tile_bytes(size_t heads, size_t block_q, size_t block_k, size_t elem_bytes);
+size_t kv_cache_bytes_per_token(size_t layers, size_t kv_heads, size_t head_dim,
+                                size_t elem_bytes);
+double cards_exact(double bytes, double card_bytes);
+size_t cards_needed(double bytes, double card_bytes);
+void naive_all_heads(const attn_params *p, const float *q, const float *k,
+                     const float *v, float *o, size_t threads, size_t *rss_with_scores);
+path_memory measure_path(path_kind kind, const attn_params *p, uint32_t seed,
+                         size_t threads, size_t tiled_rows);
+path_memory measure_in_fresh_process(path_kind kind, const attn_params *p, uint32_t seed,
+                                     size_t threads, size_t tiled_rows);
+static const double MiB = 1024.0 * 1024.0, GiB = 1024.0 * 1024.0 * 1024.0;
+Test(ch06_memory, score_matrix_of_8_fp32_heads)
+{
+    const size_t n[] = { 512, 1024, 2048, 4096 };
+    const char *printed[] = { "8.0 MiB", "32.0 MiB", "128.0 MiB", "512.0 MiB" };
+    char b[32];
+    for (size_t i = 0; i < 4; i++) {
+        size_t bytes = score_matrix_bytes(8, n[i], 4);
+        cr_assert_eq(bytes, 8 * 4 * n[i] * n[i]);
+        cr_assert_str_eq(fmt_bytes(b, (double)bytes), printed[i]);
+    }
+    cr_assert_str_eq(fmt_bytes(b, (double)tile_bytes(8, 128, 128, 4)), "0.5 MiB");
+    cr_assert_eq(qkvo_bytes(8, 4096, 64, 4), 32 * 1024 * 1024);
+}
+Test(ch06_memory, extrapolation_to_128k)
+{
+    const size_t n[] = { 8192, 16384, 32768, 131072 };
+    const double fp32_gib[] = { 2, 8, 32, 512 }, llama_gib[] = { 4, 16, 64, 1024 };
+    for (size_t i = 0; i < 4; i++) {
+        cr_assert_eq((double)score_matrix_bytes(8, n[i], 4), fp32_gib[i] * GiB);
+        cr_assert_eq((double)score_matrix_bytes(32, n[i], 2), llama_gib[i] * GiB);
+    }
+    char b[32];
+    cr_assert_str_eq(fmt_bytes(b, (double)score_matrix_bytes(32, 131072, 2)), "1.0 TiB");
+    cr_assert_str_eq(fmt_bytes(b, (double)score_matrix_bytes(8, 8192, 4)), "2.0 GiB");
+}
+Test(ch06_memory, a100_cards_at_128k)
+{
+    double tib = (double)score_matrix_bytes(32, 131072, 2);
+    cr_assert_eq(tib, 1099511627776.0);
+    cr_assert_eq(cards_needed(tib, 80e9), 14);
+    cr_assert_eq(cards_needed(tib, 80 * GiB), 13);
+    cr_assert(fabs(cards_exact(tib, 80e9) - 13.7439) < 5e-5);
+    cr_assert_eq(cards_exact(tib, 80 * GiB), 12.8);
+}
+
+Test(ch06_memory, llama_kv_cache)
+{
+    size_t per_token = kv_cache_bytes_per_token(32, 8, 128, 2);
+    cr_assert_eq(per_token, 131072);
+    cr_assert_eq((double)(per_token * 131072), 16 * GiB);
+}
+Test(ch06_memory, naive_driver_is_attention)
+{
+    attn_params p = attn_default(1, 3, 37, 37, 20);
+    size_t count = 3 * 37 * 20;
+    float *q = fa_alloc(count * 4), *k = fa_alloc(count * 4), *v = fa_alloc(count * 4);
+    float *o1 = fa_alloc(count * 4), *o3 = fa_alloc(count * 4);
+    double *ref = fa_alloc(count * 8);
+    mt19937 g;
+    mt_seed(&g, 7);
+    torch_randn(&g, q, count); torch_randn(&g, k, count); torch_randn(&g, v, count);
+    naive_all_heads(&p, q, k, v, o1, 1, NULL);
+    naive_all_heads(&p, q, k, v, o3, 3, NULL);
+    attention_reference(&p, q, k, v, ref);
+    cr_assert(max_abs_diff_fd(o1, ref, count) < 1e-6);
+    cr_assert_eq(memcmp(o1, o3, count * 4), 0);
+}
+Test(ch06_memory, naive_peak_is_the_score_matrix)
+{
+    const size_t n[] = { 512, 1024 };
+    for (size_t i = 0; i < 2; i++) {
+        attn_params p = attn_default(1, 8, n[i], n[i], 64);
+        path_memory m = measure_in_fresh_process(NAIVE_PATH, &p, 0, 2, 0);
+        size_t analytic = score_matrix_bytes(8, n[i], 4) + qkvo_bytes(8, n[i], 64, 4);
+        cr_assert_eq(m.inputs, qkvo_bytes(8, n[i], 64, 4));
+        cr_assert_eq(m.fa_peak, analytic + n[i] * 64 * 4);
+        cr_assert((double)m.fa_peak / (double)analytic < 1.03);
+        cr_assert(m.rss_peak - m.rss_start >= score_matrix_bytes(8, n[i], 4));
+    }
+}
+Test(ch06_memory, tiled_residual_is_independent_of_n)
+{
+    const size_t n[] = { 128, 256, 512, 1024, 2048 };
+    size_t first = 0;
+    for (size_t i = 0; i < 5; i++) {
+        attn_params p = attn_default(1, 8, n[i], n[i], 64);
+        p.block_q = p.block_k = 128;
+        path_memory part = measure_path(TILED_PATH, &p, 0, 1, 128);
+        size_t residual = part.fa_peak - part.inputs;
+        if (i == 0) first = residual;
+        cr_assert_eq(residual, first, "n = %zu", n[i]);
+        cr_assert(residual < tile_bytes(8, 128, 128, 4));
+        if (n[i] > 512) continue;
+        path_memory all = measure_path(TILED_PATH, &p, 0, 1, 0);
+        cr_assert_eq(all.fa_peak - all.inputs, residual, "n = %zu", n[i]);
+    }
+}
+static char *run_program(const char *const args[], int count)
+{
+    static char out[65536];
+    FILE *capture = tmpfile();
+    int saved = dup(1);
+    fflush(stdout);
+    dup2(fileno(capture), 1);
+    chapter_main(count, (char **)args);
+    fflush(stdout);
+    dup2(saved, 1);
+    close(saved);
+    rewind(capture);
+    size_t got = fread(out, 1, sizeof out - 1, capture);
+    out[got] = '\0';
+    fclose(capture);
+    return out;
+}
+static void expect_fact(const char *json, const char *key, const char *value)
+{
+    char quoted[128];
+    snprintf(quoted, sizeof quoted, "\"%s\"", key);
+    const char *at = strstr(json, quoted);
+    cr_assert_not_null(at, "no fact %s", key);
+    at += strlen(quoted);
+    while (*at == ' ' || *at == ':') at++;
+    cr_assert_eq(strncmp(at + 1, value, strlen(value)), 0, "%s: %.20s", key, at);
+    cr_assert_eq(at[1 + strlen(value)], '"', "%s: %.20s", key, at);
+}
+Test(ch06_memory, receipts_of_a_short_run)
+{
+    const char *args[] = { "ch06_memory", "--seq", "256", "--block", "32", "--json",
+                           NULL };
+    const char *json = run_program(args, 6);
+    expect_fact(json, "llama_score_context", "1.0 TiB");
+    expect_fact(json, "cards_decimal", "14");
+    expect_fact(json, "cards_binary", "13");
+    expect_fact(json, "cards_decimal_exact", "13.7439");
+    expect_fact(json, "kv_per_token_bytes", "131,072");
+    expect_fact(json, "kv_context", "16.0 GiB");
+    expect_fact(json, "score_over_kv_context", "64");
+    expect_fact(json, "tiled_residual_same", "yes");
+    expect_fact(json, "sizes", "32, 64, 128 and 256");
+}
+
+Test(ch06_memory, refuses_what_cannot_fit, .exit_code = 2, .init = cr_redirect_stderr)
+{
+    const char *args[] = { "ch06_memory", "--seq", "1048576", NULL };
+    chapter_main(3, (char **)args);
+}
