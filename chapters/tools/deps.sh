@@ -4,7 +4,7 @@
 # exact install line is printed and the build stops.
 set -u
 PACKAGES="noweb pandoc libcriterion-dev gnuplot-nox texlive-latex-recommended \
-texlive-latex-extra texlive-xetex lmodern fonts-dejavu-core libjs-katex \
+texlive-latex-extra texlive-xetex texlive-fonts-recommended lmodern fonts-dejavu-core libjs-katex \
 libopenblas-dev python3 gcc make"
 missing=""
 need() { command -v "$1" >/dev/null 2>&1 || missing="$missing $2"; }
@@ -21,6 +21,7 @@ need_file /usr/include/x86_64-linux-gnu/openblas-pthread/cblas.h libopenblas-dev
 need_file /usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf fonts-dejavu-core
 kpsewhich fvextra.sty >/dev/null 2>&1 || missing="$missing texlive-latex-extra"
 kpsewhich lmodern.sty >/dev/null 2>&1 || missing="$missing lmodern"
+kpsewhich pzdr.tfm >/dev/null 2>&1 || missing="$missing texlive-fonts-recommended"
 [ -z "$missing" ] && exit 0
 line="apt-get install -y --no-install-recommends $PACKAGES"
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then

@@ -1,0 +1,402 @@
+-- book.lua: pandoc Lua filter for the woven book (HTML and LaTeX/PDF).
+--
+-- Reads the Markdown written by noweb2md.py:
+--   ::: {.nw-file prefix="2" kind="chapter"} :::   marks the start of each .nw file
+--   :::: {#chunk-2-7 .chunk label="2.7"}          one code chunk, holding
+--     ::: chunk-title  [2.7]{.chunk-label} [<name>=]{.chunk-name}
+--     a code block, references to chunks written "<name 2.3>"
+--     ::: chunk-xref   continued in / uses / used in / defines
+--   ::: {.receipt-table}                          a table from a program's receipts
+--   ``` {.receipt}                                a program's text receipt
+--   ::: {.nw-index ...}                           the two indexes
+--
+-- Both: chunk references inside code become links (#chunk-2-3); receipt
+--       tables get natural column widths; an image without extension must
+--       exist as fig/NAME.svg (HTML) or fig/NAME.pdf (LaTeX) on the resource
+--       path, else the weave fails with a clear message.
+-- HTML: numbers chapter headings ("2", "A") from the file markers and drops
+--       the markers; everything else is left to book.css.
+-- LaTeX: turns the markers into chapter numbering switches, the chunks into
+--       \nwchunktitle / nwxref (defined in latex-header.tex), receipts into
+--       small breakable Verbatim, wide tables into smaller type, the
+--       identifier index into two columns.
+
+local is_latex = FORMAT:match('latex') ~= nil or FORMAT:match('beamer') ~= nil
+local is_html = FORMAT:match('html') ~= nil
+
+local function has_class(el, c)
+  for _, x in ipairs(el.classes) do
+    if x == c then return true end
+  end
+  return false
+end
+
+local function attr(el, key)
+  return el.attributes[key]
+end
+
+-- ------------------------------------------------------------------ images
+
+local function file_exists(path)
+  local f = io.open(path, 'rb')
+  if f then f:close() return true end
+  return false
+end
+
+local missing_images = {}
+
+local function check_image(img)
+  local src = img.src
+  if src:match('^%a+://') or src:match('^data:') then return nil end
+  local ext = is_latex and 'pdf' or 'svg'
+  local candidates = { src }
+  if not src:match('%.[%w]+$') then candidates = { src .. '.' .. ext } end
+  local dirs = PANDOC_STATE.resource_path or { '.' }
+  for _, c in ipairs(candidates) do
+    if c:sub(1, 1) == '/' then
+      if file_exists(c) then return nil end
+    else
+      for _, d in ipairs(dirs) do
+        if file_exists(d .. '/' .. c) then return nil end
+      end
+    end
+  end
+  table.insert(missing_images, candidates[1])
+  return nil
+end
+
+-- ------------------------------------------------------------------ chunk references in code
+--
+-- noweb2md writes a reference to another chunk inside code as the text
+-- "⟨name 2.3⟩".  Here each becomes a link to #chunk-2-3: the code is
+-- highlighted with a placeholder word in place of each reference, and the
+-- placeholder is then replaced in the highlighted HTML or LaTeX.
+
+local function html_escape(s)
+  return (s:gsub('&', '&amp;'):gsub('<', '&lt;'):gsub('>', '&gt;'):gsub('"', '&quot;'))
+end
+
+local function verb_escape(s)   -- inside fancyvrb with commandchars=\\\{\}
+  return (s:gsub('[\\{}]', function(c)
+    if c == '\\' then return '\\textbackslash{}' end
+    return '\\' .. c
+  end))
+end
+
+local function anchor_of(label)
+  return 'chunk-' .. label:gsub('%.', '-')
+end
+
+local function link_refs(cb, anchor)
+  if not pandoc.write or not PANDOC_WRITER_OPTIONS then return nil end
+  local text = cb.text
+  local refs, out, pos = {}, {}, 1
+  while true do
+    local s, e = text:find('\u{27E8}', pos, true)
+    if not s then break end
+    local s2, e2 = text:find('\u{27E9}', e + 1, true)
+    if not s2 then break end
+    local inner = text:sub(e + 1, s2 - 1)
+    local name, label = inner:match('^(.*) ([%w_%-]+%.%d+)$')
+    if name and not inner:find('\n', 1, true) then
+      table.insert(out, text:sub(pos, s - 1))
+      local key = 'NWREF' .. tostring(#refs) .. 'X'
+      table.insert(refs, { key = key, name = name, label = label })
+      table.insert(out, key)
+      pos = e2 + 1
+    else
+      table.insert(out, text:sub(pos, e))
+      pos = e + 1
+    end
+  end
+  if #refs == 0 then return nil end
+  table.insert(out, text:sub(pos))
+  local cb2 = pandoc.CodeBlock(table.concat(out), cb.attr)
+  -- a fragment (no template), highlighted in the style given to pandoc
+  local opts = { highlight_style = PANDOC_WRITER_OPTIONS.highlight_style }
+  local ok, raw = pcall(pandoc.write, pandoc.Pandoc({ cb2 }), FORMAT, opts)
+  if not ok then return nil end
+  if is_latex and not raw:find('\\begin{Highlighting}', 1, true) then return nil end
+  for _, r in ipairs(refs) do
+    local rep
+    if is_latex then
+      rep = '\\hyperlink{' .. anchor_of(r.label) .. '}{\u{27E8}' .. verb_escape(r.name)
+        .. ' ' .. r.label .. '\u{27E9}}'
+    else
+      rep = '<a class="chunk-ref" href="#' .. anchor_of(r.label) .. '">\u{27E8}'
+        .. html_escape(r.name) .. ' <span class="chunk-ref-label">' .. r.label
+        .. '</span>\u{27E9}</a>'
+    end
+    raw = raw:gsub(r.key, function() return rep end)
+  end
+  if is_html and anchor ~= '' then
+    -- each pandoc.write numbers its blocks cb1, cb2...: make the ids unique
+    raw = raw:gsub('id="cb1"', 'id="' .. anchor .. '-code"')
+    raw = raw:gsub('"cb1%-', '"' .. anchor .. '-L')
+    raw = raw:gsub('"#cb1%-', '"#' .. anchor .. '-L')
+  end
+  return pandoc.RawBlock(is_latex and 'latex' or 'html', raw)
+end
+
+-- ------------------------------------------------------------------ LaTeX
+
+local function latex_chunk(div)
+  local out = {}
+  local id = div.identifier
+  for _, b in ipairs(div.content) do
+    if b.t == 'Div' and has_class(b, 'chunk-title') then
+      local label, name = attr(div, 'label') or '', {}
+      pandoc.walk_block(b, {
+        Span = function(s)
+          if has_class(s, 'chunk-name') then name = s.content end
+          if has_class(s, 'chunk-label') then label = pandoc.utils.stringify(s) end
+        end })
+      local inl = { pandoc.RawInline('latex', '\\nwchunktitle{' .. id .. '}{' .. label .. '}{') }
+      for _, x in ipairs(name) do table.insert(inl, x) end
+      table.insert(inl, pandoc.RawInline('latex', '}'))
+      table.insert(out, pandoc.Plain(inl))
+    elseif b.t == 'Div' and has_class(b, 'chunk-xref') then
+      table.insert(out, pandoc.RawBlock('latex', '\\begin{nwxref}'))
+      for _, x in ipairs(b.content) do table.insert(out, x) end
+      table.insert(out, pandoc.RawBlock('latex', '\\end{nwxref}'))
+    elseif b.t == 'CodeBlock' then
+      table.insert(out, link_refs(b, id) or b)
+    else
+      table.insert(out, b)
+    end
+  end
+  table.insert(out, 1, pandoc.RawBlock('latex', '\\begin{nwchunk}'))
+  table.insert(out, pandoc.RawBlock('latex', '\\end{nwchunk}'))
+  return out
+end
+
+local function latex_receipt(cb)
+  local text = cb.text
+  if text:find('\\end{Verbatim}', 1, true) then return nil end
+  return pandoc.RawBlock('latex',
+    '\\begin{Verbatim}[fontsize=\\small,breaklines,breakanywhere,frame=leftline,framerule=0.8pt,rulecolor=\\color{nwrule},xleftmargin=0.5em]\n'
+    .. text .. '\n\\end{Verbatim}')
+end
+
+-- A receipt table too wide for the page at \small: stack multi-word headers
+-- on two lines, then pick the font size and column gap that fit.  Widths
+-- are estimated in characters of DejaVu Serif (about 88 fit the text width
+-- at \small, 100 at \footnotesize, 115 at \scriptsize).
+local function latex_escape(s)
+  return (s:gsub('[\\{}$&#^_%%~]', function(c)
+    if c == '\\' then return '\\textbackslash{}' end
+    if c == '^' then return '\\textasciicircum{}' end
+    if c == '~' then return '\\textasciitilde{}' end
+    return '\\' .. c
+  end))
+end
+
+local function split_two(text)
+  local words = {}
+  for w in text:gmatch('%S+') do table.insert(words, w) end
+  if #words < 2 then return nil end
+  local best, bi = math.huge, 1
+  for i = 1, #words - 1 do
+    local a = utf8.len(table.concat(words, ' ', 1, i)) or 0
+    local b = utf8.len(table.concat(words, ' ', i + 1, #words)) or 0
+    if math.max(a, b) < best then best, bi = math.max(a, b), i end
+  end
+  return table.concat(words, ' ', 1, bi), table.concat(words, ' ', bi + 1, #words)
+end
+
+local function latex_fit_table(t)
+  local ncols = #t.colspecs
+  local head, body = {}, {}
+  local function widths(stacked)
+    local w = {}
+    for j = 1, ncols do w[j] = 1 end
+    for _, row in ipairs(t.head.rows) do
+      for j, cell in ipairs(row.cells) do
+        local text = pandoc.utils.stringify(cell.contents)
+        local n = utf8.len(text) or #text
+        if stacked then
+          local a, b = split_two(text)
+          if a then n = math.max(utf8.len(a) or #a, utf8.len(b) or #b) end
+        end
+        if j <= ncols and n > w[j] then w[j] = n end
+      end
+    end
+    for _, tb in ipairs(t.bodies) do
+      for _, row in ipairs(tb.body) do
+        for j, cell in ipairs(row.cells) do
+          local text = pandoc.utils.stringify(cell.contents)
+          local n = utf8.len(text) or #text
+          if j <= ncols and n > w[j] then w[j] = n end
+        end
+      end
+    end
+    local total = 0
+    for j = 1, ncols do total = total + w[j] + 2 end
+    return total, w
+  end
+  local total = widths(false)
+  if total <= 88 then return t, '\\small' end
+  local stacked, sw = widths(true)
+  for _, row in ipairs(t.head.rows) do
+    for j, cell in ipairs(row.cells) do
+      local text = pandoc.utils.stringify(cell.contents)
+      local a, b = split_two(text)
+      if a then
+        local al = t.colspecs[j] and t.colspecs[j][1] or 'AlignDefault'
+        local c = (al == 'AlignRight' and 'r') or (al == 'AlignCenter' and 'c') or 'l'
+        cell.contents = { pandoc.Plain({ pandoc.RawInline('latex',
+          '\\begin{tabular}[b]{@{}' .. c .. '@{}}' .. latex_escape(a) .. '\\\\'
+          .. latex_escape(b) .. '\\end{tabular}') }) }
+      end
+    end
+  end
+  if stacked <= 88 then return t, '\\small' end
+  if stacked <= 100 then return t, '\\footnotesize' end
+  local tiny = '\\scriptsize\\setlength{\\tabcolsep}{4pt}'
+  if stacked <= 106 then return t, tiny end
+  -- Still too wide: let the widest text (not right-aligned) column wrap.
+  -- pandoc gives column j the width (\linewidth - 2n\tabcolsep) * frac[j];
+  -- a \scriptsize DejaVu Serif character is about 4.3pt, the page 443pt.
+  local wrap, widest = nil, 0
+  for j = 1, ncols do
+    if t.colspecs[j][1] ~= 'AlignRight' and sw[j] > widest then wrap, widest = j, sw[j] end
+  end
+  if not wrap then return t, tiny end
+  tiny = '\\scriptsize\\setlength{\\tabcolsep}{3pt}'
+  local avail = 443 - 2 * ncols * 3
+  local fr, used = {}, 0
+  for j = 1, ncols do
+    if j ~= wrap then
+      fr[j] = (sw[j] + 1.5) * 4.3 / avail
+      used = used + fr[j]
+    end
+  end
+  if used > 0.88 then return t, tiny end
+  fr[wrap] = 0.995 - used
+  for j = 1, ncols do t.colspecs[j] = { t.colspecs[j][1], fr[j] } end
+  return t, tiny
+end
+
+local function latex_marker(kind, prefix)
+  if kind == 'chapter' then
+    local n = tonumber(prefix)
+    if n then
+      return pandoc.RawBlock('latex', '\\nwmainmatter{' .. tostring(n - 1) .. '}')
+    end
+    return pandoc.RawBlock('latex', '\\nwmainmatter{\\value{chapter}}')
+  elseif kind == 'appendix' then
+    return pandoc.RawBlock('latex', '\\nwappendix')
+  elseif kind == 'front' then
+    return pandoc.RawBlock('latex', '\\nwfrontmatter')
+  else  -- back matter, indexes, other files
+    return pandoc.RawBlock('latex', '\\nwbackmatter')
+  end
+end
+
+-- ------------------------------------------------------------------ HTML
+
+local function html_number(h, prefix)
+  local num = pandoc.Span({ pandoc.Str(prefix) }, { class = 'chapter-number' })
+  local content = { num, pandoc.Space() }
+  for _, x in ipairs(h.content) do table.insert(content, x) end
+  h.content = content
+  return h
+end
+
+-- ------------------------------------------------------------------ driver
+
+local function walk_blocks(blocks, state)
+  local out = {}
+  for _, b in ipairs(blocks) do
+    if b.t == 'Div' and has_class(b, 'nw-file') then
+      state.kind = attr(b, 'kind') or 'other'
+      state.prefix = attr(b, 'prefix') or ''
+      if is_latex then table.insert(out, latex_marker(state.kind, state.prefix)) end
+    elseif b.t == 'Header' and b.level == 1 and is_html
+        and (state.kind == 'chapter' or state.kind == 'appendix')
+        and not has_class(b, 'unnumbered') then
+      table.insert(out, html_number(b, state.prefix))
+    elseif b.t == 'Div' and has_class(b, 'chunk') and is_latex then
+      for _, x in ipairs(latex_chunk(b)) do table.insert(out, x) end
+    elseif b.t == 'Div' and has_class(b, 'chunk') and is_html then
+      for i, x in ipairs(b.content) do
+        if x.t == 'CodeBlock' then b.content[i] = link_refs(x, b.identifier) or x end
+      end
+      table.insert(out, b)
+    elseif b.t == 'Div' and has_class(b, 'nw-index') and is_latex then
+      local cols = has_class(b, 'ident-index') and '2' or '1'
+      table.insert(out, pandoc.RawBlock('latex', '\\begin{nwindex}{' .. cols .. '}'))
+      for _, x in ipairs(b.content) do
+        if x.t == 'BulletList' then
+          for _, item in ipairs(x.content) do
+            for i, y in ipairs(item) do
+              if i == 1 and (y.t == 'Plain' or y.t == 'Para') then
+                table.insert(y.content, 1, pandoc.RawInline('latex', '\\nwentry '))
+                table.insert(out, pandoc.Plain(y.content))
+              else
+                table.insert(out, y)
+              end
+            end
+          end
+        else
+          table.insert(out, x)
+        end
+      end
+      table.insert(out, pandoc.RawBlock('latex', '\\end{nwindex}'))
+    elseif b.t == 'Table' and is_latex and #b.caption.long == 0 then
+      -- longtable steps the table counter even without a caption: undo it
+      table.insert(out, b)
+      table.insert(out, pandoc.RawBlock('latex', '\\addtocounter{table}{-1}'))
+    elseif b.t == 'CodeBlock' and has_class(b, 'receipt') and is_latex then
+      table.insert(out, latex_receipt(b) or b)
+    elseif b.t == 'Div' and has_class(b, 'receipt-table') then
+      -- receipts are short cells: natural column widths, never wrapped
+      -- (pandoc makes long pipe-table lines into wrapped relative widths)
+      local ncols = 0
+      b = pandoc.walk_block(b, { Table = function(t)
+        for i, cs in ipairs(t.colspecs) do t.colspecs[i] = { cs[1], nil } end
+        ncols = math.max(ncols, #t.colspecs)
+        return t
+      end })
+      if is_latex then
+        local size = '\\small'
+        b = pandoc.walk_block(b, { Table = function(t)
+          local tsize
+          t, tsize = latex_fit_table(t)
+          size = tsize
+          return t
+        end })
+        table.insert(out, pandoc.RawBlock('latex', '\\begingroup' .. size))
+        for _, x in ipairs(b.content) do
+          table.insert(out, x)
+          if x.t == 'Table' and #x.caption.long == 0 then
+            table.insert(out, pandoc.RawBlock('latex', '\\addtocounter{table}{-1}'))
+          end
+        end
+        table.insert(out, pandoc.RawBlock('latex', '\\endgroup'))
+      else
+        table.insert(out, b)
+      end
+    elseif b.t == 'Div' then
+      b.content = walk_blocks(b.content, state)
+      table.insert(out, b)
+    else
+      table.insert(out, b)
+    end
+  end
+  return out
+end
+
+function Pandoc(doc)
+  doc = doc:walk({ Image = check_image })
+  if #missing_images > 0 then
+    for _, m in ipairs(missing_images) do
+      io.stderr:write('book.lua: error: figure ' .. m .. ' not found (resource path: '
+        .. table.concat(PANDOC_STATE.resource_path or { '.' }, ':') .. ')\n')
+    end
+    error('missing figures')
+  end
+  local state = { kind = 'other', prefix = '' }
+  doc.blocks = walk_blocks(doc.blocks, state)
+  return doc
+end
