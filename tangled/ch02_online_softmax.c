@@ -20,6 +20,11 @@ typedef struct {
     bool   raised;            /* did the block raise the maximum?  */
 } stream_step;
 
+typedef struct {
+    size_t fired;          /* blocks after the first that raised the max */
+    float  deepest;        /* the smallest correction among them         */
+} firing_summary;
+
 size_t stream_row(const float *x, size_t n, size_t block, stream_step steps[])
 {
     online_stats s = online_start();
@@ -33,11 +38,6 @@ size_t stream_row(const float *x, size_t n, size_t block, stream_step steps[])
     }
     return blocks;
 }
-typedef struct {
-    size_t fired;          /* blocks after the first that raised the max */
-    float  deepest;        /* the smallest correction among them         */
-} firing_summary;
-
 firing_summary summarize_firings(const stream_step steps[], size_t blocks)
 {
     firing_summary f = { 0, 1.0f };

@@ -13,7 +13,10 @@ typedef struct {
     float  sum;               /* l after the block                 */
     bool   raised;            /* did the block raise the maximum?  */
 } stream_step;
-typedef struct { size_t fired; float deepest; } firing_summary;
+typedef struct {
+    size_t fired;          /* blocks after the first that raised the max */
+    float  deepest;        /* the smallest correction among them         */
+} firing_summary;
 size_t stream_row(const float *x, size_t n, size_t block, stream_step steps[]);
 firing_summary summarize_firings(const stream_step steps[], size_t blocks);
 static const float six[6] = { 0.4f, 0.9f, 0.5f, 1.8f, 0.6f, 0.7f };
@@ -34,7 +37,6 @@ Test(ch02, walkthrough_matches_the_reference_demo)
     expect_printed(s[2].correction, "1.0000");
     expect_printed(s[2].sum, "2.5598");
 }
-
 Test(ch02, one_multiply_equals_recomputation)
 {
     stream_step s[3];
@@ -45,7 +47,7 @@ Test(ch02, one_multiply_equals_recomputation)
     cr_expect(ieee_ulp_eq(flt, s[2].sum, sum_exp_below(six, 6, 1.8f), 4));
 }
 
-Test(ch02, the_correction_fires_twice_on_row_0)
+static float *seed0_logits_times_8(void)
 {
     float *x = fa_alloc(4 * 2048 * sizeof *x);
     mt19937 g;
@@ -53,6 +55,11 @@ Test(ch02, the_correction_fires_twice_on_row_0)
     torch_randn(&g, x, 4 * 2048);
     for (size_t i = 0; i < 4 * 2048; i++)
         x[i] *= 8.0f;
+    return x;
+}
+Test(ch02, the_correction_fires_twice_on_row_0)
+{
+    float *x = seed0_logits_times_8();
     stream_step s[32];
     cr_assert_eq(stream_row(x, 2048, 64, s), 32);
     firing_summary f = summarize_firings(s, 32);
@@ -79,7 +86,6 @@ Test(ch02, every_block_size_gives_the_one_shot_sum)
         cr_expect(ieee_ulp_eq(flt, s.sum, one_shot, 8), "block %zu: %g vs %g", b, s.sum, one_shot);
     }
 }
-
 Test(ch02, masked_blocks_change_nothing)
 {
     float masked[3] = { -INFINITY, -INFINITY, -INFINITY }, real[2] = { 1.0f, 2.0f };
