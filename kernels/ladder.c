@@ -1,19 +1,18 @@
 /* ladder.c — the instruments of chapter 1 and the data files of its ladder.
    Tangled from chapters/ch01_memory_ladder.nw; edit that file, not this one. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
-#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
+#include "ladder.h"
 #if defined(__AVX__) || defined(__AVX512F__)
 #include <immintrin.h>
 #endif
-#include <errno.h>
-#include <unistd.h>
-#include "ladder.h"
 
 static bool cpuinfo_field(const char *key, char *out, size_t size)
 {
@@ -43,12 +42,14 @@ void ladder_cpu_model(char *buf, size_t size)
 double ladder_nominal_mhz(void)
 {
     char text[64];
-    return cpuinfo_field("cpu MHz", text, sizeof text) ? strtod(text, NULL) : 0.0;
+    return cpuinfo_field("cpu MHz", text, sizeof text) ? strtod(text, NULL)
+                                                       : 0.0;
 }
 
 double ladder_max_mhz(void)
 {
-    FILE *f = fopen("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq", "r");
+    const char *path = "/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq";
+    FILE *f = fopen(path, "r");
     double khz = 0;
     if (f && fscanf(f, "%lf", &khz) != 1)
         khz = 0;
@@ -59,11 +60,15 @@ double ladder_max_mhz(void)
 
 bool ladder_virtual(void)
 {
+    static const char word[] = "hypervisor";
     char flags[4096];
     if (!cpuinfo_field("flags", flags, sizeof flags))
         return false;
-    const char *at = strstr(flags, "hypervisor");
-    return at && (at == flags || at[-1] == ' ') && (at[10] == ' ' || at[10] == '\0');
+    const char *at = strstr(flags, word);
+    if (!at)
+        return false;
+    const char *after = at + strlen(word);
+    return (at == flags || at[-1] == ' ') && (*after == ' ' || *after == '\0');
 }
 
 int ladder_cpus(void)
@@ -79,22 +84,21 @@ size_t ladder_parse_size(const char *text)
 {
     char *end;
     unsigned long long v = strtoull(text, &end, 10);
-    if (end == text)
-        return 0;
     switch (*end) {
-    case 'K': case 'k': return (size_t)v * 1024;
-    case 'M': case 'm': return (size_t)v * 1024 * 1024;
-    case 'G': case 'g': return (size_t)v * 1024 * 1024 * 1024;
+    case 'K': case 'k': return (size_t)v << 10;
+    case 'M': case 'm': return (size_t)v << 20;
+    case 'G': case 'g': return (size_t)v << 30;
     default:            return (size_t)v;
     }
 }
 
-static bool sysfs_line(int index, const char *file, char *out, size_t size)
+static bool sysfs_line(int index, const char *file, char out[32])
 {
     char path[128];
-    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/%s", index, file);
+    snprintf(path, sizeof path,
+             "/sys/devices/system/cpu/cpu0/cache/index%d/%s", index, file);
     FILE *f = fopen(path, "r");
-    bool ok = f && fgets(out, (int)size, f);
+    bool ok = f && fgets(out, 32, f);
     if (f)
         fclose(f);
     if (ok)
@@ -105,14 +109,15 @@ static bool sysfs_line(int index, const char *file, char *out, size_t size)
 int ladder_caches(ladder_level out[], int max)
 {
     int count = 0;
-    char type[32], level[4], size[32];
-    for (int i = 0; count < max && sysfs_line(i, "type", type, sizeof type); i++) {
-        if (strcmp(type, "Instruction") == 0 || !sysfs_line(i, "level", level, sizeof level)
-            || !sysfs_line(i, "size", size, sizeof size))
+    char type[32], level[32], size[32];
+    for (int i = 0; count < max && sysfs_line(i, "type", type); i++) {
+        if (strcmp(type, "Instruction") == 0 || !sysfs_line(i, "level", level)
+            || !sysfs_line(i, "size", size))
             continue;
         ladder_level l = { .capacity = ladder_parse_size(size),
                            .gbs_one = NAN, .gbs_all = NAN, .latency_ns = NAN };
-        snprintf(l.name, sizeof l.name, "L%s%s", level, strcmp(type, "Data") == 0 ? "d" : "");
+        snprintf(l.name, sizeof l.name, "L%.3s%s", level,
+                 strcmp(type, "Data") == 0 ? "d" : "");
         int at = count++;
         for (; at > 0 && out[at - 1].capacity > l.capacity; at--)
             out[at] = out[at - 1];
@@ -149,7 +154,19 @@ double ladder_median(const double *x, int n)
             s[at] = s[at - 1];
         s[at] = x[i];
     }
-    return count % 2 ? s[count / 2] : 0.5 * (s[count / 2 - 1] + s[count / 2]);
+    int mid = count / 2;
+    return count % 2 ? s[mid] : 0.5 * (s[mid - 1] + s[mid]);
+}
+
+static double team_median(int threads, ladder_work work, void *ctx,
+                          int repeats)
+{
+    double seconds[LADDER_MAX_REPEATS];
+    repeats = clamp_count(repeats, LADDER_MAX_REPEATS);
+    ladder_team_run(threads, work, ctx);            /* warm-up, not counted */
+    for (int r = 0; r < repeats; r++)
+        seconds[r] = ladder_team_run(threads, work, ctx);
+    return ladder_median(seconds, repeats);
 }
 
 typedef struct {
@@ -192,13 +209,14 @@ double ladder_team_run(int threads, ladder_work work, void *ctx)
 {
     threads = clamp_count(threads, LADDER_MAX_THREADS);
     team t = { .work = work, .ctx = ctx };
+    pthread_barrier_init(&t.start, NULL, (unsigned)threads);
     pthread_t ids[LADDER_MAX_THREADS];
     team_member members[LADDER_MAX_THREADS];
-    pthread_barrier_init(&t.start, NULL, (unsigned)threads);
     for (int i = 0; i < threads; i++) {
         members[i] = (team_member){ &t, i };
         if (pthread_create(&ids[i], NULL, team_member_main, &members[i]) != 0) {
-            fprintf(stderr, "ladder: cannot start thread %d of %d\n", i + 1, threads);
+            fprintf(stderr, "ladder: cannot start thread %d of %d\n",
+                    i + 1, threads);
             exit(1);
         }
     }
@@ -226,16 +244,19 @@ ladder_buffer ladder_buffer_new(size_t slice, int threads)
     size_t bytes = fa_mul(slice, (size_t)threads);
     if (bytes > fa_physical_memory()) {
         char want[32], have[32];
-        fprintf(stderr, "ladder: a probe buffer of %s does not fit in this machine's %s\n",
-                ladder_format_size(want, bytes), ladder_format_size(have, fa_physical_memory()));
+        fprintf(stderr, "ladder: a probe buffer of %s does not fit in this "
+                "machine's %s\n", ladder_format_size(want, bytes),
+                ladder_format_size(have, fa_physical_memory()));
         exit(2);
     }
-    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) {
-        fprintf(stderr, "ladder: cannot map %zu bytes for the probe buffer\n", bytes);
+        fprintf(stderr, "ladder: cannot map %zu bytes for the probe buffer\n",
+                bytes);
         exit(2);
     }
-    madvise(p, bytes, MADV_HUGEPAGE);    /* a hint: fine if the kernel says no */
+    madvise(p, bytes, MADV_HUGEPAGE);
     ladder_buffer b = { p, slice, threads };
     ladder_team_run(threads, touch_slice, &b);
     return b;
@@ -278,23 +299,21 @@ typedef struct {
 static void read_slice(void *ctx, int thread)
 {
     read_job *j = ctx;
-    j->sums[thread] = sum_lines(j->buf->base + (size_t)thread * j->buf->slice,
-                                j->bytes, j->passes);
+    const unsigned char *slice = j->buf->base + (size_t)thread * j->buf->slice;
+    j->sums[thread] = sum_lines(slice, j->bytes, j->passes);
 }
 
-double ladder_read_gbs(const ladder_buffer *b, size_t bytes, int threads, int repeats)
+double ladder_read_gbs(const ladder_buffer *b, size_t bytes, int threads,
+                       int repeats)
 {
     if (threads > b->threads || bytes > b->slice || bytes < 256)
         return NAN;
     read_job j = { .buf = b, .bytes = bytes / 256 * 256 };
-    j.passes = j.bytes >= READ_TARGET_BYTES ? 1 : (long)(READ_TARGET_BYTES / j.bytes);
-    double seconds[LADDER_MAX_REPEATS];
-    repeats = clamp_count(repeats, LADDER_MAX_REPEATS);
-    ladder_team_run(threads, read_slice, &j);
-    for (int r = 0; r < repeats; r++)
-        seconds[r] = ladder_team_run(threads, read_slice, &j);
+    j.passes = j.bytes >= READ_TARGET_BYTES
+             ? 1 : (long)(READ_TARGET_BYTES / j.bytes);
+    double seconds = team_median(threads, read_slice, &j, repeats);
     double bytes_read = (double)j.bytes * (double)j.passes * threads;
-    return bytes_read / ladder_median(seconds, repeats) / 1e9;
+    return bytes_read / seconds / 1e9;
 }
 
 enum { LINE_WORDS = 64 / sizeof(uintptr_t) };
@@ -309,8 +328,10 @@ static void link_random_cycle(uintptr_t *words, size_t lines, mt19937 *g)
         words[i * LINE_WORDS] = words[j * LINE_WORDS];
         words[j * LINE_WORDS] = swap;
     }
-    for (size_t i = 0; i < lines; i++)
-        words[i * LINE_WORDS] = (uintptr_t)&words[words[i * LINE_WORDS] * LINE_WORDS];
+    for (size_t i = 0; i < lines; i++) {
+        uintptr_t to = words[i * LINE_WORDS];
+        words[i * LINE_WORDS] = (uintptr_t)&words[to * LINE_WORDS];
+    }
 }
 
 static const uintptr_t *chase(const uintptr_t *p, long steps)
@@ -320,7 +341,8 @@ static const uintptr_t *chase(const uintptr_t *p, long steps)
     return p;
 }
 
-double ladder_chase_ns(ladder_buffer *b, size_t bytes, long steps, int repeats, mt19937 *g)
+double ladder_chase_ns(ladder_buffer *b, size_t bytes, long steps,
+                       int repeats, mt19937 *g)
 {
     size_t lines = bytes / 64;
     if (bytes > b->slice || lines < 2 || lines > UINT32_MAX)
@@ -364,12 +386,13 @@ enum { FMA_LANES = 1 };
 
 void ladder_fma_chains(long iterations, float out[LADDER_FMA_CHAINS])
 {
+    const fma_vector m = fma_splat(LADDER_FMA_MUL);
+    const fma_vector c = fma_splat(LADDER_FMA_ADD);
     fma_vector acc[LADDER_FMA_CHAINS];
-    const fma_vector m = fma_splat(LADDER_FMA_MUL), c = fma_splat(LADDER_FMA_ADD);
     for (int k = 0; k < LADDER_FMA_CHAINS; k++)
         acc[k] = fma_splat(LADDER_FMA_START(k));
     for (long i = 0; i < iterations; i++) {
-#pragma GCC unroll 16
+        #pragma GCC unroll 16
         for (int k = 0; k < LADDER_FMA_CHAINS; k++)
             acc[k] = fma_madd(acc[k], m, c);
     }
@@ -394,13 +417,10 @@ static void fma_on_core(void *ctx, int thread)
 double ladder_fma_gflops(int threads, long iterations, int repeats)
 {
     fma_job job = { .iterations = iterations };
-    double seconds[LADDER_MAX_REPEATS];
-    repeats = clamp_count(repeats, LADDER_MAX_REPEATS);
-    ladder_team_run(threads, fma_on_core, &job);
-    for (int r = 0; r < repeats; r++)
-        seconds[r] = ladder_team_run(threads, fma_on_core, &job);
-    double flops = (double)iterations * LADDER_FMA_CHAINS * FMA_LANES * 2.0 * threads;
-    return flops / ladder_median(seconds, repeats) / 1e9;
+    double seconds = team_median(threads, fma_on_core, &job, repeats);
+    double flops = (double)iterations * LADDER_FMA_CHAINS * FMA_LANES * 2.0
+                 * threads;
+    return flops / seconds / 1e9;
 }
 
 void ladder_pick_levels(ladder_profile *p)
@@ -415,7 +435,8 @@ void ladder_pick_levels(ladder_profile *p)
             if (p->point[i].bytes >= lo && p->point[i].bytes <= hi && count++ == 0)
                 first = i;
         if (count > 0) {
-            const ladder_point *pt = &p->point[l->capacity ? first + count / 2 : first + count - 1];
+            int chosen = l->capacity ? first + count / 2 : first + count - 1;
+            const ladder_point *pt = &p->point[chosen];
             l->probe = pt->bytes;
             l->gbs_one = pt->gbs_one;
             l->gbs_all = pt->gbs_all;
@@ -428,50 +449,63 @@ void ladder_pick_levels(ladder_profile *p)
 static void write_curve_file(const char *dir, const ladder_profile *p)
 {
     FILE *f = data_file(dir, LADDER_CURVE_FILE);
-    fprintf(f, "# index 0: bytes_per_core  gbs_one_core  gbs_all_cores  latency_ns\n");
-    for (int i = 0; i < p->npoints; i++)
-        fprintf(f, "%zu %.17g %.17g %.17g\n", p->point[i].bytes, p->point[i].gbs_one,
-                p->point[i].gbs_all, p->point[i].latency_ns);
+    fprintf(f, "# index 0: bytes_per_core  gbs_one_core  gbs_all_cores"
+               "  latency_ns\n");
+    for (int i = 0; i < p->npoints; i++) {
+        const ladder_point *pt = &p->point[i];
+        fprintf(f, "%zu %.17g %.17g %.17g\n", pt->bytes, pt->gbs_one,
+                pt->gbs_all, pt->latency_ns);
+    }
     fprintf(f, "\n\n# index 1: capacity_bytes  level  probe_bytes\n");
-    for (int k = 0; k < p->nlevels; k++)
-        fprintf(f, "%zu %s %zu\n", p->level[k].capacity, p->level[k].name, p->level[k].probe);
+    for (int k = 0; k < p->nlevels; k++) {
+        const ladder_level *l = &p->level[k];
+        fprintf(f, "%zu %s %zu\n", l->capacity, l->name, l->probe);
+    }
     fclose(f);
 }
 
-typedef struct { const char *key; char kind; size_t offset; } machine_key;
+typedef struct {
+    const char *key;    /* as it appears in the file                   */
+    char   kind;        /* 's', 'S': strings of two sizes; 'i', 'd'    */
+    size_t offset;      /* of the field in ladder_profile              */
+} machine_key;
 
 static const machine_key machine_keys[] = {
-    { "cpu_model",      's', offsetof(ladder_profile, cpu_model) },
-    { "cpus",           'i', offsetof(ladder_profile, cpus) },
-    { "threads",        'i', offsetof(ladder_profile, threads) },
-    { "nominal_mhz",    'd', offsetof(ladder_profile, nominal_mhz) },
-    { "max_mhz",        'd', offsetof(ladder_profile, max_mhz) },
+    { "cpu_model",       's', offsetof(ladder_profile, cpu_model) },
+    { "cpus",            'i', offsetof(ladder_profile, cpus) },
+    { "threads",         'i', offsetof(ladder_profile, threads) },
+    { "nominal_mhz",     'd', offsetof(ladder_profile, nominal_mhz) },
+    { "max_mhz",         'd', offsetof(ladder_profile, max_mhz) },
     { "virtual_machine", 'i', offsetof(ladder_profile, virtual_machine) },
-    { "fma_isa",        'S', offsetof(ladder_profile, fma_isa) },
-    { "fma_lanes",      'i', offsetof(ladder_profile, fma_lanes) },
-    { "fma_gflops_one", 'd', offsetof(ladder_profile, fma_gflops_one) },
-    { "fma_gflops_all", 'd', offsetof(ladder_profile, fma_gflops_all) },
-    { "levels",         'i', offsetof(ladder_profile, nlevels) },
+    { "fma_isa",         'S', offsetof(ladder_profile, fma_isa) },
+    { "fma_lanes",       'i', offsetof(ladder_profile, fma_lanes) },
+    { "fma_gflops_one",  'd', offsetof(ladder_profile, fma_gflops_one) },
+    { "fma_gflops_all",  'd', offsetof(ladder_profile, fma_gflops_all) },
+    { "levels",          'i', offsetof(ladder_profile, nlevels) },
 };
 enum { MACHINE_KEYS = sizeof machine_keys / sizeof machine_keys[0] };
 
 static void write_machine_file(const char *dir, const ladder_profile *p)
 {
     FILE *f = data_file(dir, LADDER_MACHINE_FILE);
-    fprintf(f, "# this machine as chapter 1 measured it; read with ladder_read()\n");
+    fprintf(f, "# this machine as chapter 1 measured it; "
+               "read with ladder_read()\n");
     for (int i = 0; i < MACHINE_KEYS; i++) {
-        const char *field = (const char *)p + machine_keys[i].offset;
-        switch (machine_keys[i].kind) {
-        case 's': case 'S': fprintf(f, "%s = %s\n", machine_keys[i].key, field); break;
-        case 'i': fprintf(f, "%s = %d\n", machine_keys[i].key, *(const int *)field); break;
-        default:  fprintf(f, "%s = %.17g\n", machine_keys[i].key, *(const double *)field);
-        }
+        const machine_key *k = &machine_keys[i];
+        const char *field = (const char *)p + k->offset;
+        if (k->kind == 's' || k->kind == 'S')
+            fprintf(f, "%s = %s\n", k->key, field);
+        else if (k->kind == 'i')
+            fprintf(f, "%s = %d\n", k->key, *(const int *)field);
+        else
+            fprintf(f, "%s = %.17g\n", k->key, *(const double *)field);
     }
-    fprintf(f, "# levelK = name capacity_bytes probe_bytes gbs_one_core gbs_all_cores latency_ns\n");
+    fprintf(f, "# levelK = name capacity_bytes probe_bytes"
+               " gbs_one_core gbs_all_cores latency_ns\n");
     for (int k = 0; k < p->nlevels; k++) {
         const ladder_level *l = &p->level[k];
-        fprintf(f, "level%d = %s %zu %zu %.17g %.17g %.17g\n", k, l->name, l->capacity,
-                l->probe, l->gbs_one, l->gbs_all, l->latency_ns);
+        fprintf(f, "level%d = %s %zu %zu %.17g %.17g %.17g\n", k, l->name,
+                l->capacity, l->probe, l->gbs_one, l->gbs_all, l->latency_ns);
     }
     fclose(f);
 }
@@ -482,7 +516,8 @@ void ladder_write(const char *dir, const ladder_profile *p)
     write_machine_file(dir, p);
 }
 
-static int read_error(char *err, size_t errlen, const char *path, int line, const char *what)
+static int read_error(char *err, size_t errlen, const char *path, int line,
+                      const char *what)
 {
     if (line > 0)
         snprintf(err, errlen, "%s:%d: %s", path, line, what);
@@ -491,7 +526,8 @@ static int read_error(char *err, size_t errlen, const char *path, int line, cons
     return -1;
 }
 
-static bool parse_machine_value(ladder_profile *p, const machine_key *k, const char *value)
+static bool parse_machine_value(ladder_profile *p, const machine_key *k,
+                                const char *value)
 {
     char *field = (char *)p + k->offset, *end;
     switch (k->kind) {
@@ -503,8 +539,8 @@ static bool parse_machine_value(ladder_profile *p, const machine_key *k, const c
     return end != value && *end == '\0';
 }
 
-static bool parse_level_line(ladder_profile *p, const char *key, const char *value,
-                             bool seen[])
+static bool parse_level_line(ladder_profile *p, const char *key,
+                             const char *value, bool seen[])
 {
     char *end;
     long k = strtol(key + strlen("level"), &end, 10);
@@ -512,8 +548,9 @@ static bool parse_level_line(ladder_profile *p, const char *key, const char *val
         return false;
     ladder_level *l = &p->level[k];
     int used = 0;
-    if (sscanf(value, "%7s %zu %zu %lf %lf %lf%n", l->name, &l->capacity, &l->probe,
-               &l->gbs_one, &l->gbs_all, &l->latency_ns, &used) != 6 || value[used] != '\0')
+    if (sscanf(value, "%7s %zu %zu %lf %lf %lf%n", l->name, &l->capacity,
+               &l->probe, &l->gbs_one, &l->gbs_all, &l->latency_ns, &used) != 6
+        || value[used] != '\0')
         return false;
     seen[MACHINE_KEYS + k] = true;
     return true;
@@ -522,9 +559,9 @@ static bool parse_level_line(ladder_profile *p, const char *key, const char *val
 static bool parse_machine_line(ladder_profile *p, char *line, bool seen[])
 {
     line[strcspn(line, "\n")] = '\0';
-    char *eq = strstr(line, " = ");
     if (line[0] == '#' || line[0] == '\0')
         return true;
+    char *eq = strstr(line, " = ");
     if (!eq)
         return false;
     *eq = '\0';
@@ -537,7 +574,8 @@ static bool parse_machine_line(ladder_profile *p, char *line, bool seen[])
     return true;
 }
 
-static int read_machine_file(const char *path, ladder_profile *p, char *err, size_t errlen)
+static int read_machine_file(const char *path, ladder_profile *p, char *err,
+                             size_t errlen)
 {
     FILE *f = fopen(path, "r");
     if (!f)
@@ -547,7 +585,8 @@ static int read_machine_file(const char *path, ladder_profile *p, char *err, siz
     for (int n = 1; fgets(line, sizeof line, f); n++)
         if (!parse_machine_line(p, line, seen)) {
             fclose(f);
-            return read_error(err, errlen, path, n, "not a valid key = value line");
+            return read_error(err, errlen, path, n,
+                              "not a valid key = value line");
         }
     fclose(f);
     for (int i = 0; i < MACHINE_KEYS; i++)
@@ -562,7 +601,8 @@ static int read_machine_file(const char *path, ladder_profile *p, char *err, siz
     return 0;
 }
 
-static int read_curve_file(const char *path, ladder_profile *p, char *err, size_t errlen)
+static int read_curve_file(const char *path, ladder_profile *p, char *err,
+                           size_t errlen)
 {
     FILE *f = fopen(path, "r");
     if (!f)
@@ -578,9 +618,11 @@ static int read_curve_file(const char *path, ladder_profile *p, char *err, size_
         int used = 0;
         if (p->npoints == LADDER_MAX_POINTS)
             status = read_error(err, errlen, path, n, "too many points");
-        else if (sscanf(line, "%zu %lf %lf %lf %n", &pt->bytes, &pt->gbs_one, &pt->gbs_all,
-                        &pt->latency_ns, &used) != 4 || line[used] != '\0')
-            status = read_error(err, errlen, path, n, "expected a size and three numbers");
+        else if (sscanf(line, "%zu %lf %lf %lf %n", &pt->bytes, &pt->gbs_one,
+                        &pt->gbs_all, &pt->latency_ns, &used) != 4
+                 || line[used] != '\0')
+            status = read_error(err, errlen, path, n,
+                                "expected a size and three numbers");
         else
             p->npoints++;
     }

@@ -1,12 +1,13 @@
 /* ladder.h — measuring this machine's memory ladder and arithmetic peak,
    and the data files that carry the results from chapter 1 to chapter 8.
-   Tangled from chapters/ch01_memory_ladder.nw. */
+   Tangled from chapters/ch01_memory_ladder.nw; edit that file, not this one. */
 #ifndef LADDER_H
 #define LADDER_H
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "harness.h"
+
 enum {
     LADDER_MAX_LEVELS  = 8,     /* caches plus DRAM                   */
     LADDER_MAX_POINTS  = 64,    /* working sets in one sweep          */
@@ -38,7 +39,7 @@ typedef struct {
     char   cpu_model[128];
     int    cpus;              /* CPUs this process may run on              */
     int    threads;           /* threads of the all-core measurements      */
-    double nominal_mhz;       /* "cpu MHz" of /proc/cpuinfo, 0 if none      */
+    double nominal_mhz;       /* "cpu MHz" of /proc/cpuinfo, 0 if none     */
     double max_mhz;           /* the frequency driver's maximum, 0 if none */
     int    virtual_machine;   /* 1 when the CPU flags name a hypervisor    */
     char   fma_isa[16];       /* "AVX-512", "AVX2+FMA", "scalar"           */
@@ -51,13 +52,13 @@ typedef struct {
 } ladder_profile;
 
 void   ladder_cpu_model(char *buf, size_t size);
-double ladder_nominal_mhz(void);              /* 0 when absent              */
-double ladder_max_mhz(void);                  /* cpufreq's maximum, 0 if none */
-bool   ladder_virtual(void);                  /* "hypervisor" among the flags */
-int    ladder_cpus(void);                     /* CPUs in our affinity mask  */
-size_t ladder_parse_size(const char *text);   /* "48K" -> 49152, 0 if bad   */
-int    ladder_caches(ladder_level out[], int max);  /* data caches, small first */
-const char *ladder_format_size(char buf[32], size_t bytes);  /* "48 KiB"    */
+double ladder_nominal_mhz(void);             /* 0 when absent              */
+double ladder_max_mhz(void);                 /* cpufreq's maximum, 0 if none */
+bool   ladder_virtual(void);                 /* "hypervisor" among the flags */
+int    ladder_cpus(void);                    /* CPUs in our affinity mask  */
+size_t ladder_parse_size(const char *text);  /* "48K" -> 49152, 0 if bad   */
+int    ladder_caches(ladder_level out[], int max);  /* small first */
+const char *ladder_format_size(char buf[32], size_t bytes);  /* "48 KiB" */
 
 typedef void (*ladder_work)(void *ctx, int thread);
 /* runs work(ctx, i) on threads 0..threads-1, one per core, started together;
@@ -75,10 +76,13 @@ void ladder_buffer_free(ladder_buffer *b);
 
 double ladder_median(const double *x, int n);
 /* read bandwidth in GB/s of `threads` cores, each reading its own `bytes` */
-double ladder_read_gbs(const ladder_buffer *b, size_t bytes, int threads, int repeats);
+double ladder_read_gbs(const ladder_buffer *b, size_t bytes, int threads,
+                       int repeats);
 
-/* nanoseconds per dependent load over a random cycle through `bytes` (one core) */
-double ladder_chase_ns(ladder_buffer *b, size_t bytes, long steps, int repeats, mt19937 *g);
+/* nanoseconds per dependent load over a random cycle through `bytes`
+   (one core) */
+double ladder_chase_ns(ladder_buffer *b, size_t bytes, long steps,
+                       int repeats, mt19937 *g);
 
 void ladder_fma_chains(long iterations, float out[LADDER_FMA_CHAINS]);
 const char *ladder_fma_isa(void);
@@ -86,10 +90,12 @@ int    ladder_fma_lanes(void);
 /* fp32 GFLOP/s of `threads` cores running ladder_fma_chains */
 double ladder_fma_gflops(int threads, long iterations, int repeats);
 
-/* fills probe and values of p->level[] from p->point[] (sorted by size) */
+/* fills the probe and the values of p->level[] from p->point[], which
+   must be sorted by size */
 void ladder_pick_levels(ladder_profile *p);
 
-/* writes DIR/LADDER_CURVE_FILE and DIR/LADDER_MACHINE_FILE (exits 2 on failure) */
+/* writes DIR/LADDER_CURVE_FILE and DIR/LADDER_MACHINE_FILE
+   (exits 2 on failure) */
 void ladder_write(const char *dir, const ladder_profile *p);
 /* reads both back; 0, or -1 with a one-line reason in err */
 int  ladder_read(const char *dir, ladder_profile *p, char *err, size_t errlen);

@@ -23,30 +23,6 @@ typedef struct {
 
 enum { NAIVE_STEPS = 3 };
 
-typedef struct {
-    const char *name;
-    double hbm_gb;          /* HBM capacity, GB, as the vendor states it  */
-    double hbm_tbs;         /* HBM bandwidth, TB/s                        */
-    int    sms;             /* streaming multiprocessors                  */
-    int    sram_kib;        /* combined L1 / shared memory per SM, KiB    */
-    const char *source;     /* where the figures come from (see References) */
-} gpu_spec;
-
-const gpu_spec gpu_specs[] = {
-    { "A100 SXM 80GB", 80, 2.039, 108, 192, "A100 datasheet; Ampere whitepaper" },
-    { "H100 SXM", 80, 3.35, 132, 256, "H100 datasheet; Hopper whitepaper" },
-    { "H200 SXM", 141, 4.8, 132, 256, "H200 datasheet; SMs as H100 SXM" },
-};
-enum { GPU_COUNT = sizeof gpu_specs / sizeof gpu_specs[0] };
-
-typedef struct {
-    size_t sizes[LADDER_MAX_POINTS];
-    int    count;
-    int    threads, repeats;
-    long   chase_steps, fma_iterations;
-    uint32_t seed;
-} ladder_plan;
-
 double score_bytes(attention_shape s)
 {
     return (double)s.seq * (double)s.seq * (double)s.heads * FLOAT_BYTES;
@@ -64,31 +40,27 @@ double transfer_ms(double bytes, double tbs)
 
 void naive_traffic(attention_shape s, traffic_step out[NAIVE_STEPS])
 {
-    double op = operand_bytes(s), scores = score_bytes(s);
-    out[0] = (traffic_step){ "S = scale QK^T", "Q, K", "S", 2 * op, scores };
-    out[1] = (traffic_step){ "P = softmax(S)", "S", "P", scores, scores };
-    out[2] = (traffic_step){ "O = PV", "P, V", "O", scores + op, op };
+    double op = operand_bytes(s), sc = score_bytes(s);
+    out[0] = (traffic_step){ "S = scale QK^T", "Q, K", "S", 2 * op, sc };
+    out[1] = (traffic_step){ "P = softmax(S)", "S", "P", sc, sc };
+    out[2] = (traffic_step){ "O = PV", "P, V", "O", sc + op, op };
 }
 
-double sm_sram_bytes(const gpu_spec *g)
+double naive_total_bytes(attention_shape s)
 {
-    return (double)g->sram_kib * 1024.0;
-}
-
-double gpu_sram_bytes(const gpu_spec *g)
-{
-    return sm_sram_bytes(g) * g->sms;
-}
-
-static const char *fmt_measured(char buf[32], double x)
-{
-    return isnan(x) ? strcpy(buf, "-") : fmt_num(buf, x);
+    traffic_step steps[NAIVE_STEPS];
+    naive_traffic(s, steps);
+    double total = 0;
+    for (int i = 0; i < NAIVE_STEPS; i++)
+        total += steps[i].read_bytes + steps[i].write_bytes;
+    return total;
 }
 
 static void report_traffic(report *r, attention_shape s, double tbs)
 {
     char title[160], time_col[48];
-    snprintf(title, sizeof title, "Naive attention, n = %zu, d = %zu, %zu heads, fp32",
+    snprintf(title, sizeof title,
+             "Naive attention, n = %zu, d = %zu, %zu heads, fp32",
              s.seq, s.dim, s.heads);
     snprintf(time_col, sizeof time_col, "ms at %.1f TB/s", tbs);
     const char *const columns[] = { "step", "reads", "writes", "bytes read",
@@ -100,67 +72,113 @@ static void report_traffic(report *r, attention_shape s, double tbs)
     char rb[32], wb[32], ms[32];
     for (int i = 0; i < NAIVE_STEPS; i++) {
         const traffic_step *st = &steps[i];
+        double bytes = st->read_bytes + st->write_bytes;
         table_rowf(t, "%s|%s|%s|%s|%s|%s", st->step, st->reads, st->writes,
                    fmt_bytes(rb, st->read_bytes), fmt_bytes(wb, st->write_bytes),
-                   fmt_num(ms, transfer_ms(st->read_bytes + st->write_bytes, tbs)));
+                   fmt_num(ms, transfer_ms(bytes, tbs)));
         read_total += st->read_bytes;
         write_total += st->write_bytes;
     }
-    table_rowf(t, "total|||%s|%s|%s", fmt_bytes(rb, read_total), fmt_bytes(wb, write_total),
+    table_rowf(t, "total|||%s|%s|%s", fmt_bytes(rb, read_total),
+               fmt_bytes(wb, write_total),
                fmt_num(ms, transfer_ms(read_total + write_total, tbs)));
-    char buf[32];
-    double scores = score_bytes(s), operands = 4 * operand_bytes(s);
-    double score_traffic = read_total + write_total - operands;
+    report_note(r, "The shape and its traffic, as the chapter quotes them:");
     report_factf(r, "seq", "%zu", s.seq);
     report_factf(r, "heads", "%zu", s.heads);
     report_factf(r, "dim", "%zu", s.dim);
     report_factf(r, "bytes_per_value", "%d", FLOAT_BYTES);
+    char buf[32];
+    double scores = score_bytes(s), operands = 4 * operand_bytes(s);
+    double total = read_total + write_total, score_traffic = total - operands;
     report_fact(r, "score_bytes", fmt_bytes(buf, scores));
     report_fact(r, "score_bytes_exact", fmt_int(buf, (long long)scores));
     report_fact(r, "score_passes", fmt_int(buf, llround(score_traffic / scores)));
     report_fact(r, "operand_total", fmt_bytes(buf, operands));
-    report_fact(r, "traffic_ratio", fmt_int(buf, llround(score_traffic / operands)));
-    report_fact(r, "naive_ms", fmt_num(buf, transfer_ms(read_total + write_total, tbs)));
+    report_fact(r, "traffic_ratio",
+                fmt_int(buf, llround(score_traffic / operands)));
+    report_fact(r, "naive_ms", fmt_num(buf, transfer_ms(total, tbs)));
+}
+
+typedef struct {
+    const char *name;
+    double hbm_gb;      /* HBM capacity, GB, as the vendor states it */
+    double hbm_tbs;     /* HBM bandwidth, TB/s                       */
+    int    sms;         /* streaming multiprocessors                 */
+    int    sram_kib;    /* combined L1 / shared memory per SM, KiB   */
+} gpu_spec;
+
+const gpu_spec gpu_specs[] = {
+    { "A100 SXM 80GB", 80, 2.039, 108, 192 },
+    { "H100 SXM", 80, 3.35, 132, 256 },
+    { "H200 SXM", 141, 4.8, 132, 256 },
+};
+enum { GPU_COUNT = sizeof gpu_specs / sizeof gpu_specs[0] };
+
+double sm_sram_bytes(const gpu_spec *g)
+{
+    return (double)g->sram_kib * 1024.0;
+}
+
+double gpu_sram_bytes(const gpu_spec *g)
+{
+    return sm_sram_bytes(g) * g->sms;
 }
 
 static void report_sram_facts(report *r, attention_shape s, double tbs)
 {
     const gpu_spec *a100 = &gpu_specs[0];
     double scores = score_bytes(s);
-    char buf[32];
+    char buf[32], note[200];
+    snprintf(note, sizeof note, "The %s against the score matrix (share_* in "
+             "percent,\ntimes_* as multiples, pass_ms for one pass at %.1f "
+             "TB/s):", a100->name, tbs);
+    report_note(r, note);
+    double sm = sm_sram_bytes(a100), all = gpu_sram_bytes(a100);
     report_factf(r, "sm_sram", "%d KiB", a100->sram_kib);
     report_factf(r, "a100_sms", "%d", a100->sms);
-    report_fact(r, "all_sram", fmt_bytes(buf, gpu_sram_bytes(a100)));
-    report_fact(r, "share_sm", fmt_num(buf, 100 * sm_sram_bytes(a100) / scores));
-    report_fact(r, "share_all", fmt_num(buf, 100 * gpu_sram_bytes(a100) / scores));
-    report_fact(r, "times_sm", fmt_int(buf, llround(scores / sm_sram_bytes(a100))));
-    report_fact(r, "times_all", fmt_int(buf, llround(scores / gpu_sram_bytes(a100))));
+    report_fact(r, "all_sram", fmt_bytes(buf, all));
+    report_fact(r, "share_sm", fmt_num(buf, 100 * sm / scores));
+    report_fact(r, "share_all", fmt_num(buf, 100 * all / scores));
+    report_fact(r, "times_sm", fmt_int(buf, llround(scores / sm)));
+    report_fact(r, "times_all", fmt_int(buf, llround(scores / all)));
     report_factf(r, "tbs", "%.1f", tbs);
     report_fact(r, "pass_ms", fmt_num(buf, transfer_ms(scores, tbs)));
 }
 
 static void report_gpus(report *r, attention_shape s)
 {
-    static const char *const columns[] = { "GPU", "HBM GB", "HBM TB/s", "SMs",
-        "SRAM/SM", "SRAM total", "S in SRAM", "one pass ms", "naive ms", NULL };
-    table *t = report_table(r, "gpus", "Three GPUs against the score matrix", columns);
-    traffic_step steps[NAIVE_STEPS];
-    naive_traffic(s, steps);
-    double scores = score_bytes(s), naive = 0;
-    for (int i = 0; i < NAIVE_STEPS; i++)
-        naive += steps[i].read_bytes + steps[i].write_bytes;
+    static const char *const columns[] = { "GPU", "HBM GB", "HBM TB/s",
+        "SMs", "SRAM/SM", "SRAM total", "S in SRAM", "one pass ms",
+        "naive ms", NULL };
+    report_note(r, "SRAM total = SMs x SRAM/SM; S in SRAM = the share of the "
+                "score matrix\nthat all of it could hold; one pass ms = S read "
+                "or written once;\nnaive ms = all of naive attention's traffic; "
+                "both at the GPU's own HBM\nbandwidth.");
+    table *t = report_table(r, "gpus", "Three GPUs against the score matrix",
+                            columns);
+    double scores = score_bytes(s), naive = naive_total_bytes(s);
     for (int i = 0; i < GPU_COUNT; i++) {
         const gpu_spec *g = &gpu_specs[i];
         char total[32], share[32], pass[32], all[32];
-        snprintf(share, sizeof share, "%s%%", fmt_num(total, 100 * gpu_sram_bytes(g) / scores));
-        table_rowf(t, "%s|%g|%g|%d|%d KiB|%s|%s|%s|%s", g->name, g->hbm_gb, g->hbm_tbs,
-                   g->sms, g->sram_kib, fmt_bytes(total, gpu_sram_bytes(g)), share,
+        fmt_num(share, 100 * gpu_sram_bytes(g) / scores);
+        table_rowf(t, "%s|%g|%g|%d|%d KiB|%s|%s%%|%s|%s", g->name, g->hbm_gb,
+                   g->hbm_tbs, g->sms, g->sram_kib,
+                   fmt_bytes(total, gpu_sram_bytes(g)), share,
                    fmt_num(pass, transfer_ms(scores, g->hbm_tbs)),
                    fmt_num(all, transfer_ms(naive, g->hbm_tbs)));
     }
 }
 
-enum { SWEEP_FIRST = 4 << 10, SWEEP_FIRST_QUICK = 16 << 10, SWEEP_DENSE_END = 64 << 20 };
+typedef struct {
+    size_t sizes[LADDER_MAX_POINTS];
+    int    count;
+    int    threads, repeats;
+    long   chase_steps, fma_iterations;
+    uint32_t seed;
+} ladder_plan;
+
+enum { SWEEP_FIRST = 4 << 10, SWEEP_FIRST_QUICK = 16 << 10,
+       SWEEP_DENSE_END = 64 << 20 };
 
 void plan_sizes(ladder_plan *plan, size_t max_bytes, bool quick)
 {
@@ -170,7 +188,7 @@ void plan_sizes(ladder_plan *plan, size_t max_bytes, bool quick)
         plan->sizes[plan->count++] = s;
         size_t next = s * (quick || s >= SWEEP_DENSE_END ? 4 : 2);
         if (next > max_bytes && s >= SWEEP_DENSE_END && s < max_bytes)
-            next = max_bytes;              /* end the sparse tail at the largest size */
+            next = max_bytes;
         s = next;
     }
 }
@@ -179,7 +197,8 @@ void measure_ladder(const ladder_plan *plan, ladder_profile *p, bool progress)
 {
     *p = (ladder_profile){ .cpus = ladder_cpus(), .threads = plan->threads,
                            .nominal_mhz = ladder_nominal_mhz(),
-                           .max_mhz = ladder_max_mhz(), .virtual_machine = ladder_virtual(),
+                           .max_mhz = ladder_max_mhz(),
+                           .virtual_machine = ladder_virtual(),
                            .fma_lanes = ladder_fma_lanes() };
     ladder_cpu_model(p->cpu_model, sizeof p->cpu_model);
     snprintf(p->fma_isa, sizeof p->fma_isa, "%s", ladder_fma_isa());
@@ -188,38 +207,50 @@ void measure_ladder(const ladder_plan *plan, ladder_profile *p, bool progress)
                                              .gbs_all = NAN, .latency_ns = NAN };
     size_t largest = plan->sizes[plan->count - 1];
     if (progress)
-        fprintf(stderr, "ch01_memory_ladder: writing %zu MiB x %d threads before reading\n",
-                largest >> 20, plan->threads);
+        fprintf(stderr, "ch01_memory_ladder: writing %zu MiB x %d threads"
+                " before reading\n", largest >> 20, plan->threads);
     ladder_buffer buf = ladder_buffer_new(largest, plan->threads);
     for (int i = 0; i < plan->count; i++) {
         ladder_point *pt = &p->point[p->npoints++];
         pt->bytes = plan->sizes[i];
         pt->gbs_one = ladder_read_gbs(&buf, pt->bytes, 1, plan->repeats);
-        pt->gbs_all = plan->threads == 1 ? pt->gbs_one
-                    : ladder_read_gbs(&buf, pt->bytes, plan->threads, plan->repeats);
+        pt->gbs_all = pt->gbs_one;
+        if (plan->threads > 1)
+            pt->gbs_all = ladder_read_gbs(&buf, pt->bytes, plan->threads,
+                                          plan->repeats);
         if (progress)
-            fprintf(stderr, "ch01_memory_ladder: read %8zu KiB per core: %.1f GB/s, %d cores %.1f GB/s\n",
-                    pt->bytes >> 10, pt->gbs_one, plan->threads, pt->gbs_all);
+            fprintf(stderr, "ch01_memory_ladder: read %8zu KiB per core: "
+                    "%.1f GB/s, %d cores %.1f GB/s\n", pt->bytes >> 10,
+                    pt->gbs_one, plan->threads, pt->gbs_all);
     }
     mt19937 g;
     mt_seed(&g, plan->seed);
     for (int i = 0; i < plan->count; i++) {
         ladder_point *pt = &p->point[i];
-        pt->latency_ns = ladder_chase_ns(&buf, pt->bytes, plan->chase_steps, plan->repeats, &g);
+        pt->latency_ns = ladder_chase_ns(&buf, pt->bytes, plan->chase_steps,
+                                         plan->repeats, &g);
         if (progress)
-            fprintf(stderr, "ch01_memory_ladder: chase %8zu KiB: %.2f ns per load\n",
-                    pt->bytes >> 10, pt->latency_ns);
+            fprintf(stderr, "ch01_memory_ladder: chase %8zu KiB: "
+                    "%.2f ns per load\n", pt->bytes >> 10, pt->latency_ns);
     }
     ladder_buffer_free(&buf);
     p->fma_gflops_one = ladder_fma_gflops(1, plan->fma_iterations, plan->repeats);
-    p->fma_gflops_all = ladder_fma_gflops(plan->threads, plan->fma_iterations, plan->repeats);
+    p->fma_gflops_all = ladder_fma_gflops(plan->threads, plan->fma_iterations,
+                                          plan->repeats);
     if (progress)
-        fprintf(stderr, "ch01_memory_ladder: %s FMA: %.1f GFLOP/s on one core, %.1f on %d\n",
-                p->fma_isa, p->fma_gflops_one, p->fma_gflops_all, plan->threads);
+        fprintf(stderr, "ch01_memory_ladder: %s FMA: %.1f GFLOP/s on one core, "
+                "%.1f on %d\n", p->fma_isa, p->fma_gflops_one, p->fma_gflops_all,
+                plan->threads);
     ladder_pick_levels(p);
 }
 
-static void report_machine(report *r, const ladder_profile *p, const ladder_plan *plan)
+static const char *fmt_measured(char buf[32], double x)
+{
+    return isnan(x) ? strcpy(buf, "-") : fmt_num(buf, x);
+}
+
+static void report_machine(report *r, const ladder_profile *p,
+                           const ladder_plan *plan)
 {
     static const char *const columns[] = { "item", "value", NULL };
     table *t = report_table(r, "machine", "This machine", columns);
@@ -246,7 +277,8 @@ static void report_machine(report *r, const ladder_profile *p, const ladder_plan
     report_factf(r, "fma_lanes", "%d", p->fma_lanes);
     report_factf(r, "fma_chains", "%d", LADDER_FMA_CHAINS);
     report_fact(r, "sweep_first", ladder_format_size(buf, p->point[0].bytes));
-    report_fact(r, "sweep_last", ladder_format_size(buf, p->point[p->npoints - 1].bytes));
+    report_fact(r, "sweep_last",
+                ladder_format_size(buf, p->point[p->npoints - 1].bytes));
     report_fact(r, "sweep_dense_end", ladder_format_size(buf, SWEEP_DENSE_END));
 }
 
@@ -254,7 +286,8 @@ static void report_sweep(report *r, const ladder_profile *p)
 {
     static const char *const columns[] = { "working set", "GB/s one core",
         "GB/s all cores", "latency ns", NULL };
-    table *t = report_table(r, "sweep", "Read bandwidth and latency against working set (per core)", columns);
+    table *t = report_table(r, "sweep", "Read bandwidth and latency against "
+                            "working set (per core)", columns);
     for (int i = 0; i < p->npoints; i++) {
         const ladder_point *pt = &p->point[i];
         char size[32], one[32], all[32], ns[32];
@@ -262,28 +295,36 @@ static void report_sweep(report *r, const ladder_profile *p)
                    fmt_measured(one, pt->gbs_one), fmt_measured(all, pt->gbs_all),
                    fmt_measured(ns, pt->latency_ns));
     }
+    report_note(r, "Each core reads its own working set of the size shown;"
+                "\nthe latency is one core chasing a random cycle through it.");
 }
 
-static void report_level_facts(report *r, const char *key, const ladder_level *l)
+static void report_level_facts(report *r, const char *key,
+                               const ladder_level *l)
 {
-    static const ladder_level none = { .gbs_one = NAN, .gbs_all = NAN, .latency_ns = NAN };
-    char name[48], buf[32];
+    static const ladder_level none = { .gbs_one = NAN, .gbs_all = NAN,
+                                       .latency_ns = NAN };
+    static const char *const suffix[] = { "size", "gbs_one", "gbs_all", "ns" };
+    char value[4][32], name[48];
     l = l ? l : &none;
-    snprintf(name, sizeof name, "%s_size", key);
-    report_fact(r, name, l->capacity ? ladder_format_size(buf, l->capacity) : "-");
-    snprintf(name, sizeof name, "%s_gbs_one", key);
-    report_fact(r, name, fmt_measured(buf, l->gbs_one));
-    snprintf(name, sizeof name, "%s_gbs_all", key);
-    report_fact(r, name, fmt_measured(buf, l->gbs_all));
-    snprintf(name, sizeof name, "%s_ns", key);
-    report_fact(r, name, fmt_measured(buf, l->latency_ns));
+    strcpy(value[0], "-");
+    if (l->capacity)
+        ladder_format_size(value[0], l->capacity);
+    fmt_measured(value[1], l->gbs_one);
+    fmt_measured(value[2], l->gbs_all);
+    fmt_measured(value[3], l->latency_ns);
+    for (int i = 0; i < 4; i++) {
+        snprintf(name, sizeof name, "%s_%s", key, suffix[i]);
+        report_fact(r, name, value[i]);
+    }
 }
 
 static void report_ladder(report *r, const ladder_profile *p)
 {
     static const char *const columns[] = { "level", "capacity", "read at",
         "GB/s one core", "GB/s all cores", "latency ns", NULL };
-    table *t = report_table(r, "ladder", "The memory ladder of this machine", columns);
+    table *t = report_table(r, "ladder", "The memory ladder of this machine",
+                            columns);
     for (int k = 0; k < p->nlevels; k++) {
         const ladder_level *l = &p->level[k];
         char cap[32], at[32], one[32], all[32], ns[32];
@@ -293,7 +334,10 @@ static void report_ladder(report *r, const ladder_profile *p)
                    fmt_measured(one, l->gbs_one), fmt_measured(all, l->gbs_all),
                    fmt_measured(ns, l->latency_ns));
     }
+    report_note(r, "A cache is read at the middle working set between twice "
+                "the level\nabove and half its capacity; DRAM at the largest.");
     static const char *const keys[] = { "l1", "l2", "l3" };
+    report_note(r, "Each level by position (GB/s, ns):");
     for (int k = 0; k < 3; k++)
         report_level_facts(r, keys[k], k < p->nlevels - 1 ? &p->level[k] : NULL);
     report_level_facts(r, "dram", &p->level[p->nlevels - 1]);
@@ -303,33 +347,50 @@ static void report_ladder_ratios(report *r, const ladder_profile *p)
 {
     const ladder_level *l1 = &p->level[0], *dram = &p->level[p->nlevels - 1];
     char buf[32];
-    report_fact(r, "l1_over_dram", fmt_measured(buf, l1->gbs_one / dram->gbs_one));
+    report_fact(r, "l1_over_dram",
+                fmt_measured(buf, l1->gbs_one / dram->gbs_one));
+    report_note(r, "The arithmetic peak (GFLOP/s), the ridge point (flops per "
+                "byte of\nDRAM traffic) and the clock the peak implies:");
     report_fact(r, "fma_one", fmt_num(buf, p->fma_gflops_one));
     report_fact(r, "fma_all", fmt_num(buf, p->fma_gflops_all));
-    report_fact(r, "fma_scaling", fmt_num(buf, p->fma_gflops_all / p->fma_gflops_one));
-    report_fact(r, "ridge", fmt_measured(buf, p->fma_gflops_all / dram->gbs_all));
+    report_fact(r, "fma_scaling",
+                fmt_num(buf, p->fma_gflops_all / p->fma_gflops_one));
+    report_fact(r, "ridge",
+                fmt_measured(buf, p->fma_gflops_all / dram->gbs_all));
     enum { ASSUMED_FMA_UNITS = 2 };
-    double per_cycle = ASSUMED_FMA_UNITS * 2.0 * p->fma_lanes;   /* two flops per lane */
+    double per_cycle = ASSUMED_FMA_UNITS * 2.0 * p->fma_lanes;
     double ghz = p->fma_gflops_one / per_cycle;
     report_factf(r, "fma_units", "%d", ASSUMED_FMA_UNITS);
     report_factf(r, "flops_per_cycle", "%.0f", per_cycle);
     report_fact(r, "implied_ghz", fmt_num(buf, ghz));
     char note[320];
     if (p->max_mhz > 0) {
-        double peak = ASSUMED_FMA_UNITS * 2.0 * p->fma_lanes * p->max_mhz * 1e-3 * p->threads;
+        double peak = per_cycle * p->max_mhz * 1e-3 * p->threads;
         char ratio[32];
-        snprintf(note, sizeof note, "the frequency driver reports a maximum of %.0f MHz, so "
-                 "%d cores with %d FMA units each peak at %s GFLOP/s, and the measured rate "
-                 "is %s of that.", p->max_mhz, p->threads, ASSUMED_FMA_UNITS, fmt_num(buf, peak),
+        snprintf(note, sizeof note, "the frequency driver reports a maximum of "
+                 "%.0f MHz, so %d cores with %d FMA units each peak at %s GFLOP/s, "
+                 "and the measured rate is %s of that.", p->max_mhz, p->threads,
+                 ASSUMED_FMA_UNITS, fmt_num(buf, peak),
                  fmt_num(ratio, p->fma_gflops_all / peak));
     } else
-        snprintf(note, sizeof note, "/proc/cpuinfo says %.0f MHz, but that is the nominal "
-                 "rate of the time-stamp counter, and there is no frequency driver to ask "
-                 "for the real one.", p->nominal_mhz);
+        snprintf(note, sizeof note, "/proc/cpuinfo says %.0f MHz, but that is "
+                 "the nominal rate of the time-stamp counter, and there is no "
+                 "frequency driver to ask for the real one.", p->nominal_mhz);
     report_fact(r, "clock_note", note);
-    report_fact(r, "implied_vs_nominal", p->nominal_mhz <= 0 ? "not comparable with"
-                : ghz * 1e3 > p->nominal_mhz * 1.02 ? "above"
-                : ghz * 1e3 < p->nominal_mhz * 0.98 ? "below" : "about");
+    const char *vs = p->nominal_mhz <= 0 ? "not comparable with"
+                   : ghz * 1e3 > p->nominal_mhz * 1.02 ? "above"
+                   : ghz * 1e3 < p->nominal_mhz * 0.98 ? "below" : "about";
+    report_fact(r, "implied_vs_nominal", vs);
+}
+
+static void report_part(report *r, const char *title)
+{
+    char heading[256];
+    size_t len = strlen(title) < 120 ? strlen(title) : 120;
+    snprintf(heading, sizeof heading, "%.*s\n", (int)len, title);
+    memset(heading + len + 1, '=', len);
+    heading[2 * len + 1] = '\0';
+    report_note(r, heading);
 }
 
 int main(int argc, char **argv)
@@ -340,41 +401,57 @@ int main(int argc, char **argv)
     bool quick = false, json = false;
     const char *data_dir = NULL;
     const option opts[] = {
-        { "seq",     OPT_INT,    &seq,     1, 1 << 24, "N", "sequence length n for the arithmetic" },
-        { "heads",   OPT_INT,    &heads,   1, 4096, "H", "attention heads" },
-        { "dim",     OPT_INT,    &dim,     1, 65536, "D", "head dimension d" },
-        { "tbs",     OPT_DOUBLE, &tbs,     0.001, 1000, "TB/S", "memory bandwidth in TB/s for the pass times" },
-        { "threads", OPT_INT,    &threads, 1, LADDER_MAX_THREADS, "T", "threads for the all-core runs (one per CPU we may use)" },
-        { "repeats", OPT_INT,    &repeats, 1, LADDER_MAX_REPEATS, "R", "timed repeats per measurement; the median is kept" },
-        { "max-mib", OPT_INT,    &max_mib, 1, 1 << 20, "M", "largest working set per core, MiB" },
-        { "quick",   OPT_FLAG,   &quick,   0, 0, NULL, "a coarse, short sweep up to 64 MiB (for tests)" },
-        { "seed",    OPT_INT,    &seed,    0, 4294967295.0, "S", "seed of the pointer chase's random cycle" },
-        { "json",    OPT_FLAG,   &json,    0, 0, NULL, "print the receipts as JSON" },
-        { "data",    OPT_STRING, &data_dir, 0, 0, "DIR", "write " LADDER_CURVE_FILE " and " LADDER_MACHINE_FILE " into DIR" },
+        { "seq", OPT_INT, &seq, 1, 1 << 24, "N",
+          "sequence length n for the arithmetic" },
+        { "heads", OPT_INT, &heads, 1, 4096, "H", "attention heads" },
+        { "dim", OPT_INT, &dim, 1, 65536, "D", "head dimension d" },
+        { "tbs", OPT_DOUBLE, &tbs, 0.001, 1000, "TB/S",
+          "memory bandwidth in TB/s for the pass times" },
+        { "threads", OPT_INT, &threads, 1, LADDER_MAX_THREADS, "T",
+          "threads for the all-core runs (one per CPU we may use)" },
+        { "repeats", OPT_INT, &repeats, 1, LADDER_MAX_REPEATS, "R",
+          "timed repeats per measurement; the median is kept" },
+        { "max-mib", OPT_INT, &max_mib, 1, 1 << 20, "M",
+          "largest working set per core, MiB" },
+        { "quick", OPT_FLAG, &quick, 0, 0, NULL,
+          "a coarse, short sweep up to 64 MiB (for tests)" },
+        { "seed", OPT_INT, &seed, 0, 4294967295.0, "S",
+          "seed of the pointer chase's random cycle" },
+        { "json", OPT_FLAG, &json, 0, 0, NULL, "print the receipts as JSON" },
+        { "data", OPT_STRING, &data_dir, 0, 0, "DIR",
+          "write " LADDER_CURVE_FILE " and " LADDER_MACHINE_FILE " into DIR" },
     };
     options_parse(argc, argv, "ch01_memory_ladder",
-                  "The score matrix of naive attention against the memory ladder, "
-                  "vendor figures for three GPUs and this machine measured.",
-                  opts, sizeof opts / sizeof opts[0]);
+                  "The score matrix of naive attention against the memory "
+                  "ladder, vendor figures for three GPUs and this machine "
+                  "measured.", opts, sizeof opts / sizeof opts[0]);
     size_t max_bytes = (size_t)max_mib << 20;
     if (quick && max_bytes > SWEEP_DENSE_END)
         max_bytes = SWEEP_DENSE_END;
-    ladder_plan plan = { .threads = (int)threads, .repeats = quick && repeats > 3 ? 3 : (int)repeats,
-                         .chase_steps = quick ? 1 << 14 : 1 << 16,
-                         .fma_iterations = quick ? 1 << 20 : 1 << 22, .seed = (uint32_t)seed };
+    ladder_plan plan = {
+        .threads = (int)threads, .seed = (uint32_t)seed,
+        .repeats = quick && repeats > 3 ? 3 : (int)repeats,
+        .chase_steps = quick ? 1 << 14 : 1 << 16,
+        .fma_iterations = quick ? 1 << 20 : 1 << 22 };
     plan_sizes(&plan, max_bytes, quick);
     if (plan.count == 0)
-        die_usage("ch01_memory_ladder", "--max-mib %ld leaves no working set to measure", max_mib);
+        die_usage("ch01_memory_ladder",
+                  "--max-mib %ld leaves no working set to measure", max_mib);
     if ((double)max_bytes * (double)threads > 0.5 * (double)fa_physical_memory())
-        die_usage("ch01_memory_ladder", "%ld MiB x %ld threads is more than half of this machine's %zu MiB",
-                  max_mib, threads, fa_physical_memory() >> 20);
-    attention_shape shape = { (size_t)seq, (size_t)heads, (size_t)dim };
+        die_usage("ch01_memory_ladder", "%ld MiB x %ld threads is more than "
+                  "half of this machine's %zu MiB", max_mib, threads,
+                  fa_physical_memory() >> 20);
     report *r = report_new("ch01_memory_ladder", json);
+    attention_shape shape = { (size_t)seq, (size_t)heads, (size_t)dim };
+    report_part(r, "PART 1  The score matrix of naive attention: arithmetic, "
+                "the same everywhere");
     report_traffic(r, shape, tbs);
     report_sram_facts(r, shape, tbs);
     report_gpus(r, shape);
     ladder_profile profile;
     measure_ladder(&plan, &profile, true);
+    report_part(r, "PART 2  This machine, measured: medians of repeated runs, "
+                "its own numbers");
     report_machine(r, &profile, &plan);
     report_sweep(r, &profile);
     report_ladder(r, &profile);

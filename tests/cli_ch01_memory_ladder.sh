@@ -9,10 +9,11 @@ not_ok() { echo "not ok - $1"; fail=1; }
 refuses() {   # refuses DESCRIPTION ARGS...
     what=$1; shift
     $prog "$@" > "$tmp/out" 2> "$tmp/err"; rc=$?
-    if [ "$rc" -eq 2 ] && [ "$(wc -l < "$tmp/err")" -eq 1 ] && [ ! -s "$tmp/out" ]; then
+    lines=$(wc -l < "$tmp/err")
+    if [ "$rc" -eq 2 ] && [ "$lines" -eq 1 ] && [ ! -s "$tmp/out" ]; then
         ok "refuses $what"
     else
-        not_ok "refuses $what (status $rc, $(wc -l < "$tmp/err") lines on stderr)"
+        not_ok "refuses $what (status $rc, $lines lines on stderr)"
     fi
 }
 $prog --help > "$tmp/help" 2>&1 && grep -q -- '--max-mib' "$tmp/help" \
@@ -23,17 +24,17 @@ refuses "a non-number" --heads eight
 refuses "zero threads" --threads 0
 refuses "a positional argument" extra
 refuses "a probe buffer larger than memory" --max-mib 1048576 --threads 8
-if $prog --quick --json --data "$tmp/data" > "$tmp/r.json" 2> "$tmp/progress"; then
-    ok "a quick run succeeds"
-else
-    not_ok "a quick run succeeds"
-fi
-for key in score_bytes pass_ms share_all times_all fma_all dram_gbs_all ridge; do
-    grep -q "\"$key\"" "$tmp/r.json" && ok "the receipts name $key" || not_ok "the receipts name $key"
+if $prog --quick --json --data "$tmp/data" > "$tmp/r.json" 2> "$tmp/progress"
+then ok "a quick run succeeds"; else not_ok "a quick run succeeds"; fi
+for key in score_bytes pass_ms share_all times_all fma_all dram_gbs_all ridge
+do
+    grep -q "\"$key\"" "$tmp/r.json" && ok "the receipts name $key" \
+        || not_ok "the receipts name $key"
 done
-grep -q '"score_bytes": "2.0 GiB"' "$tmp/r.json" && ok "the score matrix is 2.0 GiB" \
-    || not_ok "the score matrix is 2.0 GiB"
+grep -q '"score_bytes": "2.0 GiB"' "$tmp/r.json" \
+    && ok "the score matrix is 2.0 GiB" || not_ok "the score matrix is 2.0 GiB"
 [ -s "$tmp/data/ch01_ladder.dat" ] && [ -s "$tmp/data/ch01_machine.txt" ] \
     && ok "--data writes both files" || not_ok "--data writes both files"
-[ -s "$tmp/progress" ] && ok "progress goes to stderr" || not_ok "progress goes to stderr"
+[ -s "$tmp/progress" ] && ok "progress goes to stderr" \
+    || not_ok "progress goes to stderr"
 exit $fail

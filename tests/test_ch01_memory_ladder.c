@@ -1,5 +1,5 @@
 /* Tests of chapter 1. Tangled from chapters/ch01_memory_ladder.nw. */
-#define _GNU_SOURCE                     /* mkdtemp */
+#define _GNU_SOURCE
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
 #include <criterion/redirect.h>
@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include "harness.h"
 #include "ladder.h"
+
 typedef struct {
     size_t seq;      /* n: positions in the sequence  */
     size_t heads;    /* h: independent attention heads */
@@ -26,11 +27,10 @@ enum { NAIVE_STEPS = 3 };
 
 typedef struct {
     const char *name;
-    double hbm_gb;          /* HBM capacity, GB, as the vendor states it  */
-    double hbm_tbs;         /* HBM bandwidth, TB/s                        */
-    int    sms;             /* streaming multiprocessors                  */
-    int    sram_kib;        /* combined L1 / shared memory per SM, KiB    */
-    const char *source;     /* where the figures come from (see References) */
+    double hbm_gb;      /* HBM capacity, GB, as the vendor states it */
+    double hbm_tbs;     /* HBM bandwidth, TB/s                       */
+    int    sms;         /* streaming multiprocessors                 */
+    int    sram_kib;    /* combined L1 / shared memory per SM, KiB   */
 } gpu_spec;
 
 extern const gpu_spec gpu_specs[];
@@ -38,6 +38,7 @@ double score_bytes(attention_shape s);
 double operand_bytes(attention_shape s);
 double transfer_ms(double bytes, double tbs);
 void naive_traffic(attention_shape s, traffic_step out[NAIVE_STEPS]);
+double naive_total_bytes(attention_shape s);
 double sm_sram_bytes(const gpu_spec *g);
 double gpu_sram_bytes(const gpu_spec *g);
 int chapter_main(int argc, char **argv);
@@ -53,9 +54,12 @@ static void expect_text(const char *printed, const char *expected)
 Test(ch01, vendor_figures_are_the_datasheets)
 {
     const gpu_spec *a = &gpu_specs[0], *h = &gpu_specs[1], *h2 = &gpu_specs[2];
-    cr_expect(a->hbm_gb == 80 && a->hbm_tbs == 2.039 && a->sms == 108 && a->sram_kib == 192);
-    cr_expect(h->hbm_gb == 80 && h->hbm_tbs == 3.35 && h->sms == 132 && h->sram_kib == 256);
-    cr_expect(h2->hbm_gb == 141 && h2->hbm_tbs == 4.8 && h2->sms == 132 && h2->sram_kib == 256);
+    cr_expect(a->hbm_gb == 80 && a->hbm_tbs == 2.039);
+    cr_expect(a->sms == 108 && a->sram_kib == 192);
+    cr_expect(h->hbm_gb == 80 && h->hbm_tbs == 3.35);
+    cr_expect(h->sms == 132 && h->sram_kib == 256);
+    cr_expect(h2->hbm_gb == 141 && h2->hbm_tbs == 4.8);
+    cr_expect(h2->sms == 132 && h2->sram_kib == 256);
 }
 
 Test(ch01, the_gpus_against_the_score_matrix)
@@ -63,12 +67,13 @@ Test(ch01, the_gpus_against_the_score_matrix)
     static const char *const share[] = { "0.9888", "1.6113", "1.6113" },
         *const pass[] = { "1.0532", "0.6410", "0.4474" },
         *const naive[] = { "4.2457", "2.5842", "1.8036" };
-    double s = score_bytes(demo_shape), all = 4 * s + 4 * operand_bytes(demo_shape);
+    double s = score_bytes(demo_shape), all = naive_total_bytes(demo_shape);
     char buf[32];
     for (int i = 0; i < 3; i++) {
-        expect_text(fmt_num(buf, 100 * gpu_sram_bytes(&gpu_specs[i]) / s), share[i]);
-        expect_text(fmt_num(buf, transfer_ms(s, gpu_specs[i].hbm_tbs)), pass[i]);
-        expect_text(fmt_num(buf, transfer_ms(all, gpu_specs[i].hbm_tbs)), naive[i]);
+        const gpu_spec *g = &gpu_specs[i];
+        expect_text(fmt_num(buf, 100 * gpu_sram_bytes(g) / s), share[i]);
+        expect_text(fmt_num(buf, transfer_ms(s, g->hbm_tbs)), pass[i]);
+        expect_text(fmt_num(buf, transfer_ms(all, g->hbm_tbs)), naive[i]);
     }
 }
 
@@ -111,6 +116,7 @@ Test(ch01, naive_traffic_moves_the_scores_four_times)
     for (int i = 0; i < NAIVE_STEPS; i++)
         total += st[i].read_bytes + st[i].write_bytes;
     cr_expect(total == 4 * s + 4 * op);
+    cr_expect(naive_total_bytes(demo_shape) == total);
     cr_expect(total / (4 * op) - 1 == 128.0);
     char buf[32];
     expect_text(fmt_num(buf, transfer_ms(total, 2.0)), "4.3285");
@@ -133,6 +139,7 @@ Test(ladder, median_ignores_one_outlier)
     double odd[5] = { 3, 1, 1000, 2, 2.5 }, even[4] = { 4, 1, 3, 2 };
     cr_expect(ladder_median(odd, 5) == 2.5);
     cr_expect(ladder_median(even, 4) == 2.5);
+    cr_expect(isnan(ladder_median(odd, 0)));
 }
 
 Test(ladder, fma_kernel_computes_what_fmaf_computes)
@@ -191,7 +198,8 @@ static void probe_sizes(size_t sizes[3])
     sizes[0] = n > 0 ? caches[0].capacity / 4 : 16 << 10;
     sizes[1] = n > 1 ? caches[1].capacity / 4 : 256 << 10;
     sizes[2] = 64 << 20;
-    if (sizes[0] < (4 << 10) || sizes[1] <= 2 * sizes[0] || sizes[1] >= sizes[2]) {
+    if (sizes[0] < (4 << 10) || sizes[1] <= 2 * sizes[0]
+        || sizes[1] >= sizes[2]) {
         sizes[0] = 16 << 10;
         sizes[1] = 256 << 10;
     }
@@ -207,9 +215,12 @@ Test(ladder, bandwidth_never_rises_down_the_ladder)
         double bw[3];
         for (int i = 0; i < 3; i++)
             bw[i] = ladder_read_gbs(&b, sizes[i], t, 5);
-        cr_expect(bw[1] <= 1.25 * bw[0], "%d threads: %g GB/s above %g", t, bw[1], bw[0]);
-        cr_expect(bw[2] <= 1.25 * bw[1], "%d threads: %g GB/s above %g", t, bw[2], bw[1]);
-        cr_expect(bw[0] >= 2 * bw[2], "%d threads: L1 %g GB/s vs 64 MiB %g", t, bw[0], bw[2]);
+        cr_expect(bw[1] <= 1.25 * bw[0], "%d threads: %g GB/s above %g",
+                  t, bw[1], bw[0]);
+        cr_expect(bw[2] <= 1.25 * bw[1], "%d threads: %g GB/s above %g",
+                  t, bw[2], bw[1]);
+        cr_expect(bw[0] >= 2 * bw[2], "%d threads: L1 %g GB/s vs 64 MiB %g",
+                  t, bw[0], bw[2]);
     }
     ladder_buffer_free(&b);
 }
@@ -229,18 +240,38 @@ Test(ladder, latency_climbs_from_l1_to_64_mib)
 
 static ladder_profile sample_profile(void)
 {
-    ladder_profile p = { .cpu_model = "Test CPU @ 1.00GHz", .cpus = 3, .threads = 2,
-                         .nominal_mhz = 999.5, .max_mhz = 0.1, .virtual_machine = 1,
-                         .fma_isa = "AVX-512", .fma_lanes = 16, .fma_gflops_one = 1.0 / 3,
-                         .fma_gflops_all = 2.0 / 3, .nlevels = 2, .npoints = 3 };
+    ladder_profile p = {
+        .cpu_model = "Test CPU @ 1.00GHz", .cpus = 3, .threads = 2,
+        .nominal_mhz = 999.5, .max_mhz = 0.1, .virtual_machine = 1,
+        .fma_isa = "AVX-512", .fma_lanes = 16, .fma_gflops_one = 1.0 / 3,
+        .fma_gflops_all = 2.0 / 3, .nlevels = 2, .npoints = 3 };
     p.level[0] = (ladder_level){ "L1d", 49152, 8192, 250.125, 490.5, 1.75 };
     p.level[1] = (ladder_level){ "DRAM", 0, 0, NAN, NAN, NAN };
     for (int i = 0; i < 3; i++)
-        p.point[i] = (ladder_point){ (size_t)4096 << i, 100.0 / (i + 1), 0.1 * i, i ? 3.25 * i : NAN };
+        p.point[i] = (ladder_point){ (size_t)4096 << i, 100.0 / (i + 1),
+                                     0.1 * i, i ? 3.25 * i : NAN };
     return p;
 }
 
-static bool same_number(double a, double b) { return a == b || (isnan(a) && isnan(b)); }
+static bool same_number(double a, double b)
+{
+    return a == b || (isnan(a) && isnan(b));
+}
+
+static bool same_level(const ladder_level *a, const ladder_level *b)
+{
+    return strcmp(a->name, b->name) == 0 && a->capacity == b->capacity
+        && a->probe == b->probe && same_number(a->gbs_one, b->gbs_one)
+        && same_number(a->gbs_all, b->gbs_all)
+        && same_number(a->latency_ns, b->latency_ns);
+}
+
+static bool same_point(const ladder_point *a, const ladder_point *b)
+{
+    return a->bytes == b->bytes && same_number(a->gbs_one, b->gbs_one)
+        && same_number(a->gbs_all, b->gbs_all)
+        && same_number(a->latency_ns, b->latency_ns);
+}
 
 Test(ladder, data_files_read_back_exactly)
 {
@@ -251,45 +282,71 @@ Test(ladder, data_files_read_back_exactly)
     cr_assert_eq(ladder_read(dir, &r, err, sizeof err), 0, "%s", err);
     cr_expect_str_eq(r.cpu_model, w.cpu_model);
     cr_expect_str_eq(r.fma_isa, w.fma_isa);
-    cr_expect(r.cpus == 3 && r.threads == 2 && r.fma_lanes == 16 && r.nominal_mhz == 999.5);
-    cr_expect(r.max_mhz == 0.1 && r.virtual_machine == 1);
-    cr_expect(r.fma_gflops_one == w.fma_gflops_one && r.fma_gflops_all == w.fma_gflops_all);
+    cr_expect(r.cpus == 3 && r.threads == 2 && r.fma_lanes == 16);
+    cr_expect(r.nominal_mhz == 999.5 && r.max_mhz == 0.1);
+    cr_expect(r.virtual_machine == 1);
+    cr_expect(r.fma_gflops_one == w.fma_gflops_one);
+    cr_expect(r.fma_gflops_all == w.fma_gflops_all);
     cr_assert_eq(r.nlevels, 2);
-    for (int k = 0; k < 2; k++) {
-        cr_expect_str_eq(r.level[k].name, w.level[k].name);
-        cr_expect(r.level[k].capacity == w.level[k].capacity && r.level[k].probe == w.level[k].probe);
-        cr_expect(same_number(r.level[k].gbs_one, w.level[k].gbs_one) && same_number(r.level[k].gbs_all, w.level[k].gbs_all)
-                  && same_number(r.level[k].latency_ns, w.level[k].latency_ns), "level %d", k);
-    }
+    for (int k = 0; k < 2; k++)
+        cr_expect(same_level(&r.level[k], &w.level[k]), "level %d", k);
     cr_assert_eq(r.npoints, 3);
     for (int i = 0; i < 3; i++)
-        cr_expect(r.point[i].bytes == w.point[i].bytes && same_number(r.point[i].gbs_one, w.point[i].gbs_one)
-                  && same_number(r.point[i].gbs_all, w.point[i].gbs_all)
-                  && same_number(r.point[i].latency_ns, w.point[i].latency_ns), "point %d", i);
+        cr_expect(same_point(&r.point[i], &w.point[i]), "point %d", i);
+}
+
+static void write_sample(char *dir)
+{
+    ladder_profile w = sample_profile();
+    cr_assert(mkdtemp(dir) != NULL);
+    ladder_write(dir, &w);
 }
 
 static void damage_machine_file(const char *dir, const char *sed_script)
 {
     char cmd[512];
-    snprintf(cmd, sizeof cmd, "sed -i '%s' %s/%s", sed_script, dir, LADDER_MACHINE_FILE);
+    snprintf(cmd, sizeof cmd, "sed -i '%s' %s/%s", sed_script, dir,
+             LADDER_MACHINE_FILE);
     cr_assert_eq(system(cmd), 0);
 }
 
-Test(ladder, damaged_data_files_are_refused)
+Test(ladder, a_missing_file_is_refused_by_name)
 {
     char dir[] = "/tmp/ch01_ladder_XXXXXX", err[256];
-    ladder_profile w = sample_profile(), r;
+    ladder_profile r;
     cr_assert(mkdtemp(dir) != NULL);
     cr_expect_eq(ladder_read(dir, &r, err, sizeof err), -1);
     cr_expect(strstr(err, LADDER_MACHINE_FILE) != NULL, "%s", err);
-    ladder_write(dir, &w);
+}
+
+Test(ladder, a_missing_key_is_refused_by_name)
+{
+    char dir[] = "/tmp/ch01_ladder_XXXXXX", err[256];
+    ladder_profile r;
+    write_sample(dir);
     damage_machine_file(dir, "s/^fma_gflops_all/fma_gflops_ALL/");
     cr_expect_eq(ladder_read(dir, &r, err, sizeof err), -1);
     cr_expect(strstr(err, "missing key fma_gflops_all") != NULL, "%s", err);
-    ladder_write(dir, &w);
+}
+
+Test(ladder, a_bad_number_is_refused_with_its_line)
+{
+    char dir[] = "/tmp/ch01_ladder_XXXXXX", err[256];
+    ladder_profile r;
+    write_sample(dir);
     damage_machine_file(dir, "s/^cpus = 3/cpus = three/");
     cr_expect_eq(ladder_read(dir, &r, err, sizeof err), -1);
     cr_expect(strstr(err, ":3:") != NULL, "%s", err);
+}
+
+Test(ladder, a_short_level_line_is_refused_with_its_line)
+{
+    char dir[] = "/tmp/ch01_ladder_XXXXXX", err[256];
+    ladder_profile r;
+    write_sample(dir);
+    damage_machine_file(dir, "/^level0 = /s/ [^ ]*$//");
+    cr_expect_eq(ladder_read(dir, &r, err, sizeof err), -1);
+    cr_expect(strstr(err, ":14:") != NULL, "%s", err);
 }
 
 static void swallow_output(void)
@@ -302,7 +359,8 @@ Test(ch01, a_quick_run_writes_the_ladder, .init = swallow_output)
 {
     char dir[] = "/tmp/ch01_run_XXXXXX", err[256];
     cr_assert(mkdtemp(dir) != NULL);
-    char *argv[] = { "ch01_memory_ladder", "--quick", "--json", "--data", dir, NULL };
+    char *argv[] = { "ch01_memory_ladder", "--quick", "--json", "--data", dir,
+                     NULL };
     cr_assert_eq(chapter_main(5, argv), 0);
     ladder_profile p;
     cr_assert_eq(ladder_read(dir, &p, err, sizeof err), 0, "%s", err);

@@ -9,6 +9,7 @@
 --   ::: {.receipt-table}                          a table from a program's receipts
 --   ``` {.receipt}                                a program's text receipt
 --   ::: {.nw-index ...}                           the two indexes
+--   ::: {.sidebar}                                a boxed aside (LaTeX: nwsidebar)
 --
 -- Both: chunk references inside code become links (#chunk-2-3); receipt
 --       tables get natural column widths; an image without extension must
@@ -347,6 +348,11 @@ local function walk_blocks(blocks, state)
       -- longtable steps the table counter even without a caption: undo it
       table.insert(out, b)
       table.insert(out, pandoc.RawBlock('latex', '\\addtocounter{table}{-1}'))
+    elseif b.t == 'Div' and has_class(b, 'sidebar') and is_latex then
+      -- a boxed aside: nwsidebar in latex-header.tex
+      table.insert(out, pandoc.RawBlock('latex', '\\begin{nwsidebar}'))
+      for _, x in ipairs(walk_blocks(b.content, state)) do table.insert(out, x) end
+      table.insert(out, pandoc.RawBlock('latex', '\\end{nwsidebar}'))
     elseif b.t == 'CodeBlock' and has_class(b, 'receipt') and is_latex then
       table.insert(out, latex_receipt(b) or b)
     elseif b.t == 'Div' and has_class(b, 'receipt-table') then
