@@ -7,6 +7,7 @@ if (term eq 'svg') {
     set terminal pdfcairo size 5in,3in font 'DejaVu Sans,9'
     set output out.'.pdf'
 }
+
 set logscale x 2
 set logscale y 10
 set format y '10^{%L}'
@@ -15,10 +16,16 @@ set yrange [1e-8:30]
 set xtics (16, 32, 64, 128, 256, 512, 1024)
 set xlabel 'block size b, or window width w (keys)'
 set ylabel 'max |O - O_{exact}|'
-set key left center box opaque
+set key tmargin center horizontal box
 set grid ytics lc rgb '#dddddd'
+
+set style line 1 pt 7 ps 0.9 lc rgb '#1f77b4'
+set style line 2 dt 2 pt 4 ps 1.3 lc rgb '#d62728'
+set style line 3 pt 9 lc rgb '#2ca02c'
+set style line 4 dt 3 lc rgb '#777777'
+
 file = data.'/ch05_error.dat'
-plot file using 1:3 with linespoints pt 7 ps 0.9 lc rgb '#1f77b4' title 'sliding window, w = b keys', \
-     file using 1:4 with linespoints dt 2 pt 4 ps 1.3 lc rgb '#d62728' title 'tiled, accumulator not rescaled', \
-     file using 1:2 with linespoints pt 9 lc rgb '#2ca02c' title 'tiled (exact), b x b tiles', \
-     1e-5 with lines dt 3 lc rgb '#777777' title 'test tolerance'
+plot file using 1:3 with linespoints ls 1 title 'window of w = b keys', \
+     file using 1:4 with linespoints ls 2 title 'tiled, not rescaled', \
+     file using 1:2 with linespoints ls 3 title 'tiled, exact', \
+     1e-5 with lines ls 4 title 'test tolerance'

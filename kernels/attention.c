@@ -1,7 +1,8 @@
-/* attention.c — tangled from chapters/ch04_tiled.nw. */
+/* attention.c — attention kernels. Tangled from chapters/ch04_tiled.nw. */
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC optimize("vect-cost-model=dynamic")
 #endif
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,16 +10,21 @@
 #include "harness.h"
 #include "attention.h"
 
-static size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
+static size_t min_size(size_t a, size_t b)
+{
+    return a < b ? a : b;
+}
+
 static void naive_scores(const attn_params *p, const float *q, const float *k, float *s);
 static float dot_product(const float *restrict a, const float *restrict b, size_t n);
 static void softmax_row_in_place(float *s, size_t n);
 static void naive_weighted_sum(const attn_params *p, const float *probs,
                                const float *v, float *o);
+
 static void transpose_to_double(const float *k, size_t nk, size_t d, double *keys_t);
 static void reference_row(const attn_params *p, const float *qi, const double *keys_t,
                           const float *v, size_t i, double *row, double *out);
-static void count_tile(attn_stats *st, attn_tile_kind kind);
+
 attn_params attn_default(size_t batch, size_t heads, size_t nq, size_t nk, size_t d)
 {
     attn_params p = { .batch = batch, .heads = heads, .nq = nq, .nk = nk, .d = d,
@@ -26,6 +32,7 @@ attn_params attn_default(size_t batch, size_t heads, size_t nq, size_t nk, size_
                       .causal = false, .window = 0, .block_q = 64, .block_k = 64 };
     return p;
 }
+
 const char *attn_params_problem(const attn_params *p)
 {
     if (!p->batch || !p->heads) return "batch and heads must be at least 1";
@@ -41,12 +48,14 @@ static void require_valid(const attn_params *p)
     const char *problem = attn_params_problem(p);
     if (problem) { fprintf(stderr, "attention: error: %s\n", problem); exit(2); }
 }
+
 bool attn_visible(const attn_params *p, size_t i, size_t j)
 {
     if (p->window > 0)
         return j <= i && (long long)j > (long long)i - p->window;
     return !p->causal || j <= i;
 }
+
 attn_tile_kind attn_tile_classify(const attn_params *p, size_t q0, size_t rows,
                                   size_t k0, size_t cols)
 {
@@ -58,6 +67,7 @@ attn_tile_kind attn_tile_classify(const attn_params *p, size_t q0, size_t rows,
     if (last_k <= first_q && (w <= 0 || first_k > last_q - w)) return ATTN_TILE_FULL;
     return ATTN_TILE_MASKED;
 }
+
 void attention_naive(const attn_params *p, const float *q, const float *k,
                      const float *v, float *o)
 {
@@ -72,6 +82,7 @@ void attention_naive(const attn_params *p, const float *q, const float *k,
         naive_weighted_sum(p, s + h * nq * nk, v + h * nk * d, o + h * nq * d);
     fa_free(s);
 }
+
 static void naive_scores(const attn_params *p, const float *q, const float *k, float *s)
 {
     for (size_t i = 0; i < p->nq; i++)
@@ -79,6 +90,7 @@ static void naive_scores(const attn_params *p, const float *q, const float *k, f
             s[i * p->nk + j] = attn_visible(p, i, j)
                 ? p->scale * dot_product(q + i * p->d, k + j * p->d, p->d) : -INFINITY;
 }
+
 static float dot_product(const float *restrict a, const float *restrict b, size_t n)
 {
     float part[8] = { 0 }, sum = 0.0f;
@@ -89,6 +101,7 @@ static float dot_product(const float *restrict a, const float *restrict b, size_
     for (size_t t = 0; t < 8; t++) sum += part[t];
     return sum;
 }
+
 static void softmax_row_in_place(float *s, size_t n)
 {
     float m = -INFINITY, sum = 0.0f;
@@ -97,6 +110,7 @@ static void softmax_row_in_place(float *s, size_t n)
     for (size_t j = 0; j < n; j++) { s[j] = expf(s[j] - m); sum += s[j]; }
     for (size_t j = 0; j < n; j++) s[j] /= sum;
 }
+
 static void naive_weighted_sum(const attn_params *p, const float *probs,
                                const float *v, float *o)
 {
@@ -110,6 +124,7 @@ static void naive_weighted_sum(const attn_params *p, const float *probs,
         }
     }
 }
+
 void attention_reference(const attn_params *p, const float *q, const float *k,
                          const float *v, double *o)
 {
@@ -126,6 +141,7 @@ void attention_reference(const attn_params *p, const float *q, const float *k,
     fa_free(row);
     fa_free(keys_t);
 }
+
 static void transpose_to_double(const float *k, size_t nk, size_t d, double *keys_t)
 {
     for (size_t j = 0; j < nk; j++)
@@ -143,6 +159,7 @@ static void reference_scores(const float *qi, const double *restrict keys_t,
     }
     for (size_t j = 0; j < nk; j++) row[j] *= scale;
 }
+
 static void reference_row(const attn_params *p, const float *qi, const double *keys_t,
                           const float *v, size_t i, double *row, double *out)
 {
@@ -161,6 +178,7 @@ static void reference_row(const attn_params *p, const float *qi, const double *k
     }
     for (size_t c = 0; c < d; c++) out[c] /= sum;
 }
+
 double max_abs_diff_fd(const float *a, const double *b, size_t count)
 {
     double worst = 0.0;
@@ -171,12 +189,14 @@ double max_abs_diff_fd(const float *a, const double *b, size_t count)
     }
     return worst;
 }
+
 static void transpose_tile(const float *restrict k, size_t cols, size_t d,
                            float *restrict keys_t)
 {
     for (size_t j = 0; j < cols; j++)
         for (size_t c = 0; c < d; c++) keys_t[c * cols + j] = k[j * d + c];
 }
+
 static void score_tile(const float *restrict q, const float *restrict keys_t,
                        size_t rows, size_t cols, size_t d, float scale,
                        float *restrict s)
@@ -192,6 +212,7 @@ static void score_tile(const float *restrict q, const float *restrict keys_t,
         for (size_t j = 0; j < cols; j++) sr[j] *= scale;
     }
 }
+
 static void mask_tile(const attn_params *p, size_t q0, size_t rows, size_t k0,
                       size_t cols, float *s)
 {
@@ -199,6 +220,7 @@ static void mask_tile(const attn_params *p, size_t q0, size_t rows, size_t k0,
         for (size_t j = 0; j < cols; j++)
             if (!attn_visible(p, q0 + r, k0 + j)) s[r * cols + j] = -INFINITY;
 }
+
 float attn_row_max(const float *x, size_t n)
 {
     float m = -INFINITY;
@@ -212,6 +234,7 @@ float attn_exp_row(float *x, size_t n, float m)
     for (size_t j = 0; j < n; j++) { x[j] = expf(x[j] - m); sum += x[j]; }
     return sum;
 }
+
 void attn_scale_row(float *restrict x, size_t n, float factor)
 {
     for (size_t c = 0; c < n; c++) x[c] *= factor;
@@ -226,6 +249,7 @@ void attn_add_weighted_rows(float *restrict acc, const float *restrict weights,
         for (size_t c = 0; c < d; c++) acc[c] += w * vj[c];
     }
 }
+
 void attn_online_update(size_t rows, size_t cols, size_t d, float *scores,
                         const float *v, float *m, float *l, float *acc)
 {
@@ -240,6 +264,7 @@ void attn_online_update(size_t rows, size_t cols, size_t d, float *scores,
         m[r] = m_new;
     }
 }
+
 typedef struct {
     float *scores;   /* rows x cols of one tile: S, then exp(S - m) */
     float *keys_t;   /* d x cols: the key tile, transposed */
@@ -257,16 +282,19 @@ static tile_workspace workspace_new(size_t rows, size_t cols, size_t d)
         .acc = fa_alloc(fa_mul(fa_mul(rows, d), sizeof(float))) };
     return w;
 }
+
 static void workspace_free(tile_workspace *w)
 {
     fa_free(w->scores); fa_free(w->keys_t);
     fa_free(w->m); fa_free(w->l); fa_free(w->acc);
 }
+
 static void start_query_block(tile_workspace *w, size_t rows, size_t d)
 {
     for (size_t r = 0; r < rows; r++) { w->m[r] = -INFINITY; w->l[r] = 0.0f; }
     memset(w->acc, 0, rows * d * sizeof *w->acc);
 }
+
 static void finish_query_block(const tile_workspace *w, size_t rows, size_t d, float *o)
 {
     for (size_t r = 0; r < rows; r++) {
@@ -277,9 +305,18 @@ static void finish_query_block(const tile_workspace *w, size_t rows, size_t d, f
         for (size_t c = 0; c < d; c++) out[c] = a[c] / l;
     }
 }
-static void visit_key_tiles(const attn_params *p, const float *qb, size_t q0, size_t rows,
-                            const float *k, const float *v, tile_workspace *w,
-                            attn_stats *st, attn_update_fn *update)
+
+static void count_tile(attn_stats *st, attn_tile_kind kind)
+{
+    st->tiles_total++;
+    if (kind == ATTN_TILE_SKIPPED) st->tiles_skipped++;
+    else st->tiles_computed++;
+    if (kind == ATTN_TILE_MASKED) st->tiles_masked++;
+}
+
+static void visit_key_tiles(const attn_params *p, const float *qb, size_t q0,
+                            size_t rows, const float *k, const float *v,
+                            tile_workspace *w, attn_stats *st, attn_update_fn *update)
 {
     for (size_t k0 = 0; k0 < p->nk; k0 += p->block_k) {
         const size_t cols = min_size(p->block_k, p->nk - k0);
@@ -292,13 +329,7 @@ static void visit_key_tiles(const attn_params *p, const float *qb, size_t q0, si
         update(rows, cols, p->d, w->scores, v + k0 * p->d, w->m, w->l, w->acc);
     }
 }
-static void count_tile(attn_stats *st, attn_tile_kind kind)
-{
-    st->tiles_total++;
-    if (kind == ATTN_TILE_SKIPPED) st->tiles_skipped++;
-    else st->tiles_computed++;
-    if (kind == ATTN_TILE_MASKED) st->tiles_masked++;
-}
+
 static void tiled_one_head(const attn_params *p, const float *q, const float *k,
                            const float *v, float *o, tile_workspace *w,
                            attn_stats *st, attn_update_fn *update)
@@ -310,6 +341,7 @@ static void tiled_one_head(const attn_params *p, const float *q, const float *k,
         finish_query_block(w, rows, p->d, o + q0 * p->d);
     }
 }
+
 void attention_tiled_with(const attn_params *p, const float *q, const float *k,
                           const float *v, float *o, attn_stats *stats,
                           attn_update_fn *update)
@@ -325,6 +357,7 @@ void attention_tiled_with(const attn_params *p, const float *q, const float *k,
     workspace_free(&w);
     if (stats) *stats = st;
 }
+
 void attention_tiled(const attn_params *p, const float *q, const float *k,
                      const float *v, float *o, attn_stats *stats)
 {

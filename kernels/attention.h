@@ -13,13 +13,15 @@ typedef struct {
                               (implies causal); <= 0 means no window */
     size_t block_q, block_k;  /* tile sizes for the tiled kernel (>= 1) */
 } attn_params;
+
 typedef struct {
     size_t tiles_total;     /* (query blocks) x (key blocks) x batch x heads */
     size_t tiles_computed;  /* tiles whose scores were computed */
     size_t tiles_skipped;   /* tiles skipped because every entry is masked */
     size_t tiles_masked;    /* computed tiles that needed an element mask (diagonal) */
-    size_t peak_tile_bytes; /* bytes of the largest score tile + statistics held at once */
+    size_t peak_tile_bytes; /* bytes of the largest score tile and its statistics */
 } attn_stats;
+
 attn_params attn_default(size_t batch, size_t heads, size_t nq, size_t nk, size_t d);
 /* naive three-step: S = scale*QK^T (materialized, fa_alloc), P = softmax(S), O = PV */
 void attention_naive(const attn_params *p, const float *q, const float *k,
@@ -32,12 +34,17 @@ void attention_reference(const attn_params *p, const float *q, const float *k,
                          const float *v, double *o);
 /* max |a - b| over count elements; NaN if any a is NaN */
 double max_abs_diff_fd(const float *a, const double *b, size_t count);
-const char *attn_params_problem(const attn_params *p);  /* NULL when usable */
-bool attn_visible(const attn_params *p, size_t i, size_t j);  /* may query i see key j? */
+
+/* NULL when the parameters are usable, else what is wrong with them */
+const char *attn_params_problem(const attn_params *p);
+/* may query i see key j? */
+bool attn_visible(const attn_params *p, size_t i, size_t j);
+
 typedef enum { ATTN_TILE_SKIPPED, ATTN_TILE_FULL, ATTN_TILE_MASKED } attn_tile_kind;
 /* the tile of query rows q0..q0+rows-1 and key rows k0..k0+cols-1 */
 attn_tile_kind attn_tile_classify(const attn_params *p, size_t q0, size_t rows,
                                   size_t k0, size_t cols);
+
 /* fold one tile of scores (rows x cols, overwritten) and its value rows (cols x d)
    into the running max m, running sum l and accumulator acc (rows x d) */
 typedef void attn_update_fn(size_t rows, size_t cols, size_t d, float *scores,
@@ -47,9 +54,11 @@ void attn_online_update(size_t rows, size_t cols, size_t d, float *scores,
 void attention_tiled_with(const attn_params *p, const float *q, const float *k,
                           const float *v, float *o, attn_stats *stats,
                           attn_update_fn *update);
+
 float attn_row_max(const float *x, size_t n);
-float attn_exp_row(float *x, size_t n, float m);   /* x_j = e^(x_j - m); returns the sum */
+float attn_exp_row(float *x, size_t n, float m);  /* x_j = e^(x_j - m); returns sum */
 void  attn_scale_row(float *x, size_t n, float factor);
 void  attn_add_weighted_rows(float *acc, const float *weights, const float *v,
                              size_t cols, size_t d);  /* acc += sum_j weights_j v_j */
+
 #endif

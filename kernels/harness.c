@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
 void mt_seed(mt19937 *g, uint32_t seed)
 {
     g->state[0] = seed;
@@ -23,6 +24,7 @@ void mt_seed(mt19937 *g, uint32_t seed)
     g->has_next_normal = false;
     g->next_normal = 0.0;
 }
+
 static void mt_twist(mt19937 *g)
 {
     for (int i = 0; i < 624; i++) {
@@ -33,6 +35,7 @@ static void mt_twist(mt19937 *g)
     }
     g->index = 0;
 }
+
 uint32_t mt_next(mt19937 *g)
 {
     if (g->index >= 624)
@@ -44,10 +47,12 @@ uint32_t mt_next(mt19937 *g)
     y ^= y >> 18;
     return y;
 }
+
 float mt_uniform(mt19937 *g)
 {
     return (float)(mt_next(g) & 0xFFFFFFu) * 0x1p-24f;
 }
+
 static double mt_uniform_double(mt19937 *g)
 {
     uint64_t high = mt_next(g);
@@ -55,6 +60,7 @@ static double mt_uniform_double(mt19937 *g)
     uint64_t word = (high << 32) | low;
     return (double)(word & ((UINT64_C(1) << 53) - 1)) * 0x1p-53;
 }
+
 static double torch_normal_double(mt19937 *g)
 {
     if (g->has_next_normal) {
@@ -69,11 +75,13 @@ static double torch_normal_double(mt19937 *g)
     g->has_next_normal = true;
     return radius * cos(theta);
 }
+
 static void torch_randn_short(mt19937 *g, float *out, size_t count)
 {
     for (size_t i = 0; i < count; i++)
         out[i] = (float)(torch_normal_double(g) + 0.0);
 }
+
 static void box_muller_16(float *x)
 {
     for (int j = 0; j < 8; j++) {
@@ -85,6 +93,7 @@ static void box_muller_16(float *x)
         x[j + 8] = radius * sinf(theta) + 0.0f;
     }
 }
+
 void torch_randn(mt19937 *g, float *out, size_t count)
 {
     if (count < 16) {
@@ -100,11 +109,13 @@ void torch_randn(mt19937 *g, float *out, size_t count)
         box_muller_16(tail);
     }
 }
+
 void torch_rand(mt19937 *g, float *out, size_t count)
 {
     for (size_t i = 0; i < count; i++)
         out[i] = mt_uniform(g);
 }
+
 static void *bookkeeping_alloc(size_t bytes)
 {
     void *p = malloc(bytes ? bytes : 1);
@@ -114,6 +125,7 @@ static void *bookkeeping_alloc(size_t bytes)
     }
     return p;
 }
+
 enum { FA_ALIGN = 64 };
 static const uint64_t FA_MAGIC = UINT64_C(0xfa11ab1e5ca1ab1e);
 typedef struct {
@@ -121,6 +133,7 @@ typedef struct {
     uint64_t magic;    /* FA_MAGIC while the block is live */
 } fa_header;
 _Static_assert(sizeof(fa_header) <= FA_ALIGN, "the header fits its slot");
+
 static _Atomic size_t fa_live;
 static _Atomic size_t fa_peak;
 
@@ -135,6 +148,7 @@ static void fa_count_allocation(size_t bytes)
 size_t fa_bytes_live(void) { return atomic_load(&fa_live); }
 size_t fa_bytes_peak(void) { return atomic_load(&fa_peak); }
 void   fa_reset_peak(void) { atomic_store(&fa_peak, atomic_load(&fa_live)); }
+
 size_t fa_physical_memory(void)
 {
     long pages = sysconf(_SC_PHYS_PAGES);
@@ -143,6 +157,7 @@ size_t fa_physical_memory(void)
         return 0;
     return (size_t)pages * (size_t)page_size;
 }
+
 static void fa_refuse_if_too_big(size_t bytes)
 {
     size_t physical = fa_physical_memory();
@@ -155,12 +170,15 @@ static void fa_refuse_if_too_big(size_t bytes)
             fmt_bytes(have, (double)physical));
     exit(2);
 }
+
 static void fa_out_of_memory(size_t bytes)
 {
     char need[32];
-    fprintf(stderr, "error: out of memory allocating %s\n", fmt_bytes(need, (double)bytes));
+    fprintf(stderr, "error: out of memory allocating %s\n",
+            fmt_bytes(need, (double)bytes));
     exit(2);
 }
+
 void *fa_alloc(size_t bytes)
 {
     fa_refuse_if_too_big(bytes);
@@ -174,6 +192,7 @@ void *fa_alloc(size_t bytes)
     fa_count_allocation(bytes);
     return block + FA_ALIGN;
 }
+
 void fa_free(void *p)
 {
     if (p == NULL)
@@ -188,6 +207,7 @@ void fa_free(void *p)
     atomic_fetch_sub(&fa_live, header->bytes);
     free(header);
 }
+
 size_t process_peak_rss(void)
 {
     FILE *status = fopen("/proc/self/status", "r");
@@ -201,6 +221,7 @@ size_t process_peak_rss(void)
     fclose(status);
     return found ? kib * 1024 : 0;
 }
+
 size_t fa_mul(size_t a, size_t b)
 {
     size_t product;
@@ -211,6 +232,7 @@ size_t fa_mul(size_t a, size_t b)
     }
     return product;
 }
+
 tensor tensor_new(int ndim, const size_t shape[])
 {
     if (ndim < 1 || ndim > 4) {
@@ -223,12 +245,14 @@ tensor tensor_new(int ndim, const size_t shape[])
     t.data = fa_alloc(fa_mul(tensor_count(&t), sizeof(float)));
     return t;
 }
+
 void tensor_free(tensor *t)
 {
     fa_free(t->data);
     t->data = NULL;
     t->ndim = 0;
 }
+
 size_t tensor_count(const tensor *t)
 {
     size_t count = 1;
@@ -236,9 +260,11 @@ size_t tensor_count(const tensor *t)
         count = fa_mul(count, t->shape[i]);
     return count;
 }
+
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "harness.c writes .npy data in host order, which must be little-endian"
 #endif
+
 typedef struct { const char *at, *end; } npy_cursor;
 
 static void npy_skip_space(npy_cursor *c)
@@ -246,6 +272,7 @@ static void npy_skip_space(npy_cursor *c)
     while (c->at < c->end && isspace((unsigned char)*c->at))
         c->at++;
 }
+
 static bool npy_peek(npy_cursor *c, char expected)
 {
     npy_skip_space(c);
@@ -260,6 +287,7 @@ static bool npy_take(npy_cursor *c, char expected)
     c->at++;
     return true;
 }
+
 static bool npy_quoted(npy_cursor *c, char *text, size_t capacity)
 {
     npy_skip_space(c);
@@ -275,6 +303,7 @@ static bool npy_quoted(npy_cursor *c, char *text, size_t capacity)
     text[n] = '\0';
     return npy_take(c, quote);
 }
+
 static bool npy_word(npy_cursor *c, const char *word)
 {
     npy_skip_space(c);
@@ -290,6 +319,7 @@ static bool npy_bool(npy_cursor *c, bool *value)
     *value = npy_word(c, "True");
     return *value || npy_word(c, "False");
 }
+
 static bool npy_dimension(npy_cursor *c, size_t *value)
 {
     npy_skip_space(c);
@@ -304,6 +334,7 @@ static bool npy_dimension(npy_cursor *c, size_t *value)
     c->at += c->at < c->end && *c->at == 'L';
     return true;
 }
+
 static bool npy_shape(npy_cursor *c, size_t shape[4], int *ndim)
 {
     size_t value;
@@ -319,6 +350,7 @@ static bool npy_shape(npy_cursor *c, size_t shape[4], int *ndim)
     }
     return true;
 }
+
 typedef struct {
     char   descr[16];
     bool   fortran_order;
@@ -326,6 +358,7 @@ typedef struct {
     size_t shape[4];
     bool   has_descr, has_order, has_shape;
 } npy_header;
+
 static const char *npy_parse_header(const char *text, size_t length, npy_header *h)
 {
     npy_cursor c = { text, text + length };
@@ -354,6 +387,7 @@ static const char *npy_parse_header(const char *text, size_t length, npy_header 
     npy_skip_space(&c);
     return c.at == c.end ? NULL : "malformed header: text after the dictionary";
 }
+
 static void npy_check_header(const npy_header *h, char *why, size_t len)
 {
     why[0] = '\0';
@@ -368,6 +402,7 @@ static void npy_check_header(const npy_header *h, char *why, size_t len)
     else if (h->ndim < 1 || h->ndim > 4)
         snprintf(why, len, "the array has %d dimensions; need 1 to 4", h->ndim);
 }
+
 static char *npy_read_header(FILE *f, size_t *length, char *why, size_t len)
 {
     unsigned char prefix[8], size[4] = { 0, 0, 0, 0 };
@@ -395,6 +430,7 @@ static char *npy_read_header(FILE *f, size_t *length, char *why, size_t len)
     text[*length] = '\0';
     return text;
 }
+
 static bool npy_data_bytes(const npy_header *h, size_t *bytes)
 {
     *bytes = sizeof(float);
@@ -403,6 +439,7 @@ static bool npy_data_bytes(const npy_header *h, size_t *bytes)
             return false;
     return true;
 }
+
 static int npy_check_data_size(FILE *f, const npy_header *h, char *why, size_t len)
 {
     size_t bytes;
@@ -428,6 +465,7 @@ static int npy_check_data_size(FILE *f, const npy_header *h, char *why, size_t l
     }
     return 0;
 }
+
 static void npy_load(FILE *f, tensor *t, char *why, size_t len)
 {
     size_t length = 0;
@@ -450,6 +488,7 @@ static void npy_load(FILE *f, tensor *t, char *why, size_t len)
     }
     free(text);
 }
+
 int npy_read(const char *path, tensor *out, char *err, size_t errlen)
 {
     char why[200] = "";
@@ -468,9 +507,11 @@ int npy_read(const char *path, tensor *out, char *err, size_t errlen)
     *out = t;
     return 0;
 }
+
 static size_t npy_format_header(char *out, size_t capacity, const tensor *t)
 {
-    int n = snprintf(out, capacity, "{'descr': '<f4', 'fortran_order': False, 'shape': (");
+    int n = snprintf(out, capacity,
+                     "{'descr': '<f4', 'fortran_order': False, 'shape': (");
     for (int i = 0; i < t->ndim; i++)
         n += snprintf(out + n, capacity - (size_t)n, i + 1 < t->ndim ? "%zu, " : "%zu",
                       t->shape[i]);
@@ -480,6 +521,7 @@ static size_t npy_format_header(char *out, size_t capacity, const tensor *t)
     out[n++] = '\n';
     return (size_t)n;
 }
+
 static bool npy_write_stream(FILE *f, const tensor *t)
 {
     char header[256];
@@ -492,6 +534,7 @@ static bool npy_write_stream(FILE *f, const tensor *t)
         && fwrite(header, 1, length, f) == length
         && fwrite(t->data, sizeof(float), count, f) == count;
 }
+
 static int npy_write_fd(int fd, const tensor *t)
 {
     fchmod(fd, 0644);   /* mkstemp makes 0600; a data file is for sharing */
@@ -506,27 +549,30 @@ static int npy_write_fd(int fd, const tensor *t)
         failure = errno ? errno : EIO;
     return failure;
 }
-static int npy_write_temporary(char *temporary, const char *path, const tensor *t,
+
+static int npy_write_temporary(char *tmp, const char *path, const tensor *t,
                                char *err, size_t errlen)
 {
-    int fd = mkstemp(temporary);
+    int fd = mkstemp(tmp);
     if (fd < 0) {
-        snprintf(err, errlen, "%s: cannot create %s: %s", path, temporary, strerror(errno));
+        snprintf(err, errlen, "%s: cannot create %s: %s", path, tmp, strerror(errno));
         return -1;
     }
     int failure = npy_write_fd(fd, t);
-    if (failure == 0 && rename(temporary, path) != 0)
+    if (failure == 0 && rename(tmp, path) != 0)
         failure = errno;
     if (failure == 0)
         return 0;
-    unlink(temporary);
+    unlink(tmp);
     snprintf(err, errlen, "%s: cannot write: %s", path, strerror(failure));
     return -1;
 }
+
 int npy_write(const char *path, const tensor *t, char *err, size_t errlen)
 {
     if (t->ndim < 1 || t->ndim > 4) {
-        snprintf(err, errlen, "%s: a tensor has 1 to 4 dimensions, not %d", path, t->ndim);
+        snprintf(err, errlen, "%s: a tensor has 1 to 4 dimensions, not %d", path,
+                 t->ndim);
         return -1;
     }
     size_t length = strlen(path) + sizeof ".tmp.XXXXXX";
@@ -536,6 +582,7 @@ int npy_write(const char *path, const tensor *t, char *err, size_t errlen)
     free(temporary);
     return status;
 }
+
 tensor npy_read_or_exit(const char *program, const char *path)
 {
     char err[512];
@@ -551,6 +598,7 @@ void npy_write_or_exit(const char *program, const char *path, const tensor *t)
     if (npy_write(path, t, err, sizeof err) != 0)
         die_usage(program, "%s", err);
 }
+
 const char *fmt_num(char buf[32], double x)
 {
     if (x == 0.0)
@@ -560,6 +608,7 @@ const char *fmt_num(char buf[32], double x)
     snprintf(buf, 32, scientific ? "%.3e" : "%.4f", x);
     return buf;
 }
+
 const char *fmt_pct(char buf[32], double fraction)
 {
     double percent = nearbyint(fraction * 100.0);
@@ -568,6 +617,7 @@ const char *fmt_pct(char buf[32], double fraction)
     snprintf(buf, 32, "%.0f%%", percent);
     return buf;
 }
+
 const char *fmt_int(char buf[32], long long v)
 {
     unsigned long long magnitude = v < 0 ? 0ull - (unsigned long long)v
@@ -583,6 +633,7 @@ const char *fmt_int(char buf[32], long long v)
     *out = '\0';
     return buf;
 }
+
 const char *fmt_bytes(char buf[32], double bytes)
 {
     static const char *const units[] = { "MiB", "GiB", "TiB" };
@@ -595,7 +646,7 @@ const char *fmt_bytes(char buf[32], double bytes)
     snprintf(buf, 32, "%.1f %s", value, units[unit]);
     return buf;
 }
-typedef enum { ITEM_FACT, ITEM_NOTE, ITEM_TABLE } item_kind;
+
 struct table {
     char  *name, *title;
     size_t columns, rows;
@@ -603,13 +654,20 @@ struct table {
     char **headings;       /* columns strings */
     char **cells;          /* rows * columns strings, row by row */
 };
-typedef struct { item_kind kind; char *key, *text; table *table; } report_item;
+
+typedef enum { ITEM_FACT, ITEM_NOTE, ITEM_TABLE } item_kind;
+typedef struct {
+    item_kind kind;
+    char     *key, *label, *text;  /* label: NULL, or words to show instead of key */
+    table    *table;
+} report_item;
 struct report {
     char        *program;
     bool         json;
     size_t       count, capacity;
     report_item *items;
 };
+
 static void *grow_array(void *array, size_t *capacity, size_t needed, size_t size)
 {
     if (needed <= *capacity)
@@ -625,6 +683,7 @@ static void *grow_array(void *array, size_t *capacity, size_t needed, size_t siz
     *capacity = grown;
     return array;
 }
+
 static char *report_copy(const char *text)
 {
     size_t length = strlen(text);
@@ -632,6 +691,7 @@ static char *report_copy(const char *text)
     memcpy(copy, text, length + 1);
     return copy;
 }
+
 static char *report_vformat(const char *fmt, va_list args)
 {
     char *text = NULL;
@@ -639,11 +699,13 @@ static char *report_vformat(const char *fmt, va_list args)
         fa_out_of_memory(0);
     return text;
 }
+
 static void report_bug(const char *what, const char *name)
 {
     fprintf(stderr, "internal error: %s '%s'\n", what, name);
     abort();
 }
+
 report *report_new(const char *program, bool json)
 {
     report *r = bookkeeping_alloc(sizeof *r);
@@ -657,18 +719,36 @@ static report_item *report_add(report *r, item_kind kind)
     r->items[r->count] = (report_item){ .kind = kind };
     return &r->items[r->count++];
 }
-void report_fact(report *r, const char *key, const char *formatted)
+
+static report_item *report_find_fact(report *r, const char *key)
 {
     for (size_t i = 0; i < r->count; i++)
-        if (r->items[i].kind == ITEM_FACT && strcmp(r->items[i].key, key) == 0) {
-            free(r->items[i].text);
-            r->items[i].text = report_copy(formatted);
-            return;
-        }
-    report_item *item = report_add(r, ITEM_FACT);
-    item->key = report_copy(key);
-    item->text = report_copy(formatted);
+        if (r->items[i].kind == ITEM_FACT && strcmp(r->items[i].key, key) == 0)
+            return &r->items[i];
+    return NULL;
 }
+
+void report_fact_labeled(report *r, const char *key, const char *label,
+                         const char *formatted)
+{
+    report_item *item = report_find_fact(r, key);
+    if (item == NULL) {
+        item = report_add(r, ITEM_FACT);
+        item->key = report_copy(key);
+    }
+    free(item->text);
+    item->text = report_copy(formatted);
+    if (label != NULL) {
+        free(item->label);
+        item->label = report_copy(label);
+    }
+}
+
+void report_fact(report *r, const char *key, const char *formatted)
+{
+    report_fact_labeled(r, key, NULL, formatted);
+}
+
 void report_factf(report *r, const char *key, const char *fmt, ...)
 {
     va_list args;
@@ -683,6 +763,7 @@ void report_note(report *r, const char *text)
 {
     report_add(r, ITEM_NOTE)->text = report_copy(text);
 }
+
 static size_t report_check_table(const report *r, const char *name,
                                  const char *const columns[])
 {
@@ -696,6 +777,7 @@ static size_t report_check_table(const report *r, const char *name,
         report_bug("no columns in table", name);
     return n;
 }
+
 table *report_table(report *r, const char *name, const char *title,
                     const char *const columns[])
 {
@@ -708,6 +790,7 @@ table *report_table(report *r, const char *name, const char *title,
     report_add(r, ITEM_TABLE)->table = t;
     return t;
 }
+
 static char **table_new_row(table *t)
 {
     size_t needed = fa_mul(t->rows + 1, t->columns);
@@ -721,6 +804,7 @@ void table_row(table *t, const char *const cells[])
     for (size_t j = 0; j < t->columns; j++)
         row[j] = report_copy(cells[j]);
 }
+
 void table_rowf(table *t, const char *fmt, ...)
 {
     va_list args;
@@ -743,6 +827,7 @@ void table_rowf(table *t, const char *fmt, ...)
     }
     free(text);
 }
+
 static size_t text_width(const char *s)
 {
     size_t width = 0;
@@ -757,6 +842,7 @@ static void print_padded(FILE *out, const char *s, size_t width)
         fputc(' ', out);
     fputs(s, out);
 }
+
 static size_t *table_widths(const table *t)
 {
     size_t *widths = bookkeeping_alloc(t->columns * sizeof *widths);
@@ -769,6 +855,7 @@ static size_t *table_widths(const table *t)
     }
     return widths;
 }
+
 static void print_table_line(FILE *out, char *const cells[], const size_t widths[],
                              size_t columns)
 {
@@ -778,6 +865,7 @@ static void print_table_line(FILE *out, char *const cells[], const size_t widths
     }
     fputc('\n', out);
 }
+
 static void print_table(FILE *out, const table *t)
 {
     size_t *widths = table_widths(t);
@@ -793,6 +881,7 @@ static void print_table(FILE *out, const table *t)
         print_table_line(out, &t->cells[i * t->columns], widths, t->columns);
     free(widths);
 }
+
 static size_t block_end(const report *r, size_t first)
 {
     item_kind kind = r->items[first].kind;
@@ -801,20 +890,37 @@ static size_t block_end(const report *r, size_t first)
         end++;
     return end;
 }
+
+static const char *fact_display_name(const report_item *item)
+{
+    return item->label != NULL ? item->label : item->key;
+}
+
+static void print_fact_name(FILE *out, const report_item *item, size_t width)
+{
+    size_t w = text_width(fact_display_name(item));
+    fputs(fact_display_name(item), out);
+    if (item->label != NULL) {
+        fputc(':', out);
+        w++;
+    }
+    for (; w < width + 2; w++)
+        fputc(' ', out);
+}
+
 static void print_facts(FILE *out, const report_item *items, size_t n)
 {
     size_t width = 0;
     for (size_t i = 0; i < n; i++) {
-        size_t w = text_width(items[i].key);
+        size_t w = text_width(fact_display_name(&items[i]));
         width = w > width ? w : width;
     }
     for (size_t i = 0; i < n; i++) {
-        fputs(items[i].key, out);
-        for (size_t w = text_width(items[i].key); w < width + 2; w++)
-            fputc(' ', out);
+        print_fact_name(out, &items[i], width);
         fprintf(out, "%s\n", items[i].text);
     }
 }
+
 static void print_text(FILE *out, const report *r)
 {
     for (size_t i = 0, end; i < r->count; i = end) {
@@ -829,6 +935,7 @@ static void print_text(FILE *out, const report *r)
                 fprintf(out, "%s\n", r->items[k].text);
     }
 }
+
 static void print_json_string(FILE *out, const char *s)
 {
     fputc('"', out);
@@ -843,6 +950,7 @@ static void print_json_string(FILE *out, const char *s)
             fputc(*p, out);
     fputc('"', out);
 }
+
 static void print_json_list(FILE *out, char *const strings[], size_t n)
 {
     fputc('[', out);
@@ -852,6 +960,7 @@ static void print_json_list(FILE *out, char *const strings[], size_t n)
     }
     fputc(']', out);
 }
+
 static void print_json_facts(FILE *out, const report *r)
 {
     const char *separator = "\n    ";
@@ -866,6 +975,7 @@ static void print_json_facts(FILE *out, const report *r)
         }
     fputs(separator[0] == ',' ? "\n  },\n" : "},\n", out);
 }
+
 static void print_json_table(FILE *out, const table *t)
 {
     print_json_string(out, t->name);
@@ -880,6 +990,7 @@ static void print_json_table(FILE *out, const table *t)
     }
     fputs(t->rows > 0 ? "\n      ]}" : "]}", out);
 }
+
 static void print_json_tables(FILE *out, const report *r)
 {
     const char *separator = "\n    ";
@@ -892,6 +1003,7 @@ static void print_json_tables(FILE *out, const report *r)
         }
     fputs(separator[0] == ',' ? "\n  },\n" : "},\n", out);
 }
+
 static char *report_text(const report *r)
 {
     char *text = NULL;
@@ -903,6 +1015,7 @@ static char *report_text(const report *r)
     fclose(memory);
     return text;
 }
+
 static void print_json(FILE *out, const report *r)
 {
     char *text = report_text(r);
@@ -916,6 +1029,7 @@ static void print_json(FILE *out, const report *r)
     fputs("\n}\n", out);
     free(text);
 }
+
 static void table_free(table *t)
 {
     for (size_t j = 0; j < t->columns; j++)
@@ -928,10 +1042,12 @@ static void table_free(table *t)
     free(t->title);
     free(t);
 }
+
 static void report_free(report *r)
 {
     for (size_t i = 0; i < r->count; i++) {
         free(r->items[i].key);
+        free(r->items[i].label);
         free(r->items[i].text);
         if (r->items[i].kind == ITEM_TABLE)
             table_free(r->items[i].table);
@@ -940,6 +1056,7 @@ static void report_free(report *r)
     free(r->program);
     free(r);
 }
+
 void report_finish(report *r, FILE *out)
 {
     if (r->json)
@@ -949,6 +1066,7 @@ void report_finish(report *r, FILE *out)
     fflush(out);
     report_free(r);
 }
+
 void die_usage(const char *program, const char *fmt, ...)
 {
     va_list args;
@@ -959,6 +1077,7 @@ void die_usage(const char *program, const char *fmt, ...)
     va_end(args);
     exit(2);
 }
+
 static const char *option_meta(const option *o)
 {
     static const char *const fallback[] = { "", "N", "X", "TEXT" };
@@ -970,7 +1089,8 @@ static void option_details(char *out, size_t len, const option *o)
     bool ranged = o->min < o->max;
     out[0] = '\0';
     if (o->kind == OPT_INT && ranged)
-        snprintf(out, len, " (%.0f to %.0f; default %ld)", o->min, o->max, *(long *)o->target);
+        snprintf(out, len, " (%.0f to %.0f; default %ld)", o->min, o->max,
+                 *(long *)o->target);
     else if (o->kind == OPT_INT)
         snprintf(out, len, " (default %ld)", *(long *)o->target);
     else if (o->kind == OPT_DOUBLE && ranged)
@@ -980,6 +1100,7 @@ static void option_details(char *out, size_t len, const option *o)
     else if (o->kind == OPT_STRING && *(const char **)o->target != NULL)
         snprintf(out, len, " (default %s)", *(const char **)o->target);
 }
+
 static size_t usage_width(const option opts[], size_t count)
 {
     size_t width = strlen("--help");
@@ -990,6 +1111,7 @@ static size_t usage_width(const option opts[], size_t count)
     }
     return width;
 }
+
 static void print_option_line(const option *o, int width)
 {
     char left[128], details[160];
@@ -998,6 +1120,7 @@ static void print_option_line(const option *o, int width)
     option_details(details, sizeof details, o);
     printf("  %-*s  %s%s\n", width, left, o->help ? o->help : "", details);
 }
+
 static void print_usage(const char *program, const char *summary,
                         const option opts[], size_t count)
 {
@@ -1010,6 +1133,7 @@ static void print_usage(const char *program, const char *summary,
         print_option_line(&opts[i], width);
     printf("  %-*s  %s\n", width, "--help", "show this help and exit");
 }
+
 static void set_int_option(const char *program, const option *o, const char *value)
 {
     char *end;
@@ -1024,6 +1148,7 @@ static void set_int_option(const char *program, const option *o, const char *val
         die_usage(program, "--%s is out of range (got %s)", o->name, value);
     *(long *)o->target = v;
 }
+
 static void set_double_option(const char *program, const option *o, const char *value)
 {
     char *end;
@@ -1035,6 +1160,7 @@ static void set_double_option(const char *program, const option *o, const char *
                   o->name, o->min, o->max, value);
     *(double *)o->target = v;
 }
+
 static const option *find_option(const option opts[], size_t count,
                                  const char *name, size_t length)
 {
@@ -1043,6 +1169,7 @@ static const option *find_option(const option opts[], size_t count,
             return &opts[i];
     return NULL;
 }
+
 void options_parse(int argc, char **argv, const char *program, const char *summary,
                    const option opts[], size_t count)
 {
@@ -1079,12 +1206,14 @@ void options_parse(int argc, char **argv, const char *program, const char *summa
             *(const char **)o->target = value;
     }
 }
+
 double now_seconds(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
+
 static int compare_doubles(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -1096,6 +1225,7 @@ static double median_of(double *x, size_t n)
     qsort(x, n, sizeof *x, compare_doubles);
     return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
 }
+
 double time_median(void (*fn)(void *ctx), void *ctx, int warmup, int repeats)
 {
     size_t n = repeats < 1 ? 1 : (size_t)repeats;
@@ -1111,11 +1241,13 @@ double time_median(void (*fn)(void *ctx), void *ctx, int warmup, int repeats)
     free(times);
     return median;
 }
+
 static void data_fail(const char *what, const char *path)
 {
     fprintf(stderr, "error: cannot %s %s: %s\n", what, path, strerror(errno));
     exit(2);
 }
+
 static void make_directories(char *path)
 {
     for (char *p = path + 1; ; p++) {
@@ -1130,6 +1262,7 @@ static void make_directories(char *path)
             return;
     }
 }
+
 FILE *data_file(const char *dir, const char *name)
 {
     size_t length = strlen(dir) + 1 + strlen(name) + 1;

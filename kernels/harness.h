@@ -6,12 +6,14 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+
 #if defined(__GNUC__)
 #define HARNESS_PRINTF(fmt_index, first_arg) \
     __attribute__((format(printf, fmt_index, first_arg)))
 #else
 #define HARNESS_PRINTF(fmt_index, first_arg)
 #endif
+
 typedef struct {
     uint32_t state[624];
     int      index;            /* next word to temper; 624 = twist first */
@@ -23,6 +25,7 @@ uint32_t mt_next(mt19937 *g);
 float    mt_uniform(mt19937 *g);
 void     torch_randn(mt19937 *g, float *out, size_t count);
 void     torch_rand(mt19937 *g, float *out, size_t count);
+
 void  *fa_alloc(size_t bytes);
 void   fa_free(void *p);                 /* NULL is fine */
 size_t fa_bytes_live(void);
@@ -31,6 +34,7 @@ void   fa_reset_peak(void);              /* peak := live */
 size_t fa_physical_memory(void);         /* bytes of RAM; 0 if unknown */
 size_t process_peak_rss(void);           /* VmHWM in bytes; 0 if unknown */
 size_t fa_mul(size_t a, size_t b);       /* a*b, or exit 2 on overflow */
+
 typedef struct {
     float *data;
     int    ndim;        /* 1 to 4 */
@@ -39,20 +43,25 @@ typedef struct {
 tensor tensor_new(int ndim, const size_t shape[]);
 void   tensor_free(tensor *t);
 size_t tensor_count(const tensor *t);
+
 int    npy_read(const char *path, tensor *out, char *err, size_t errlen);
 int    npy_write(const char *path, const tensor *t, char *err, size_t errlen);
 tensor npy_read_or_exit(const char *program, const char *path);
 void   npy_write_or_exit(const char *program, const char *path, const tensor *t);
+
 const char *fmt_num(char buf[32], double x);
 const char *fmt_pct(char buf[32], double fraction);
 const char *fmt_int(char buf[32], long long v);
 const char *fmt_bytes(char buf[32], double bytes);
+
 typedef struct report report;
 typedef struct table table;
 report *report_new(const char *program, bool json);
 void    report_fact(report *r, const char *key, const char *formatted);
 void    report_factf(report *r, const char *key, const char *fmt, ...)
         HARNESS_PRINTF(3, 4);
+void    report_fact_labeled(report *r, const char *key, const char *label,
+                            const char *formatted);      /* text: "label: value" */
 table  *report_table(report *r, const char *name, const char *title,
                      const char *const columns[]);       /* NULL-terminated */
 void    table_row(table *t, const char *const cells[]);  /* one per column */
@@ -60,6 +69,7 @@ void    table_rowf(table *t, const char *fmt, ...)       /* cells split at '|' *
         HARNESS_PRINTF(2, 3);
 void    report_note(report *r, const char *text);
 void    report_finish(report *r, FILE *out);             /* prints and frees */
+
 typedef enum { OPT_FLAG, OPT_INT, OPT_DOUBLE, OPT_STRING } opt_kind;
 typedef struct {
     const char *name;       /* "seq" for --seq */
@@ -72,10 +82,13 @@ typedef struct {
 void options_parse(int argc, char **argv, const char *program, const char *summary,
                    const option opts[], size_t count);
 void die_usage(const char *program, const char *fmt, ...) HARNESS_PRINTF(2, 3);
+
 double now_seconds(void);                     /* CLOCK_MONOTONIC */
 /* runs fn(ctx) warmup times, then repeats times; the median in seconds */
 double time_median(void (*fn)(void *ctx), void *ctx, int warmup, int repeats);
+
 /* opens DIR/NAME for writing, creating DIR and its parents;
    exits 2 with a message on failure */
 FILE *data_file(const char *dir, const char *name);
+
 #endif

@@ -8,13 +8,14 @@
 #include "attention.h"
 
 #define PROGRAM "ch04_tiled"
-enum { CH04_MAX_BLOCK = 4096 };
+enum { CH04_MAX_BLOCK = 4096 };   /* the largest tile side an option accepts */
 typedef struct {
     const char *q_path, *k_path, *v_path, *out_path, *save_dir, *data_dir;
     bool causal, reference, json;
     long window, block_q, block_k, seed, batch, heads, seq, seq_k, dim;
     double scale;                      /* 0: the default 1/sqrt(d) */
 } ch04_options;
+
 typedef struct {
     size_t block_q, block_k;
     bool masked;
@@ -22,11 +23,13 @@ typedef struct {
     double max_error;          /* against the double-precision reference */
 } ch04_run;
 enum { CH04_SHAPES = 5, CH04_RUNS = 2 * CH04_SHAPES };
+
 ch04_options ch04_defaults(void);
 attn_params ch04_seeded_params(const ch04_options *o);
 void ch04_draw_inputs(const attn_params *p, uint32_t seed, tensor qkv[3]);
 void ch04_measure(const ch04_options *o, const attn_params *p, const tensor qkv[3],
                   ch04_run runs[CH04_RUNS]);
+
 const char *shape_text(const tensor *t, char buf[96]);
 static bool same_leading_dims(const tensor *a, const tensor *b);
 static bool same_shape(const tensor *a, const tensor *b);
@@ -34,31 +37,45 @@ static void write_tensor(const char *path, const tensor *t);
 static void report_file_run(report *r, const ch04_options *o, const attn_params *p,
                             const tensor *q, const tensor *k, const attn_stats *st);
 static const char *mask_text(const attn_params *p, char buf[96]);
+static void reference_output(const attn_params *p, const tensor *q, const tensor *k,
+                             const tensor *v, tensor *out);
+static void fact_count(report *r, const char *key, const char *label, const char *mask,
+                       size_t count);
+
 static size_t min_block(size_t n);
 static void save_inputs(const char *dir, const tensor qkv[3]);
 static void write_seeded_output(const ch04_options *o, const attn_params *p,
                                 const tensor qkv[3]);
 static void report_seeded_runs(report *r, const ch04_options *o, const attn_params *p,
                                const ch04_run runs[CH04_RUNS]);
+static void report_run_tables(report *r, const attn_params *p,
+                              const ch04_run runs[CH04_RUNS]);
 static void add_run_row(table *t, const ch04_run *run);
+static void explain_run_columns(report *r, const attn_params *p);
 static void report_seeded_facts(report *r, const ch04_options *o, const attn_params *p,
                                 const ch04_run runs[CH04_RUNS]);
 static void write_blocks_data(const char *dir, const ch04_run runs[CH04_RUNS]);
+
 ch04_options ch04_defaults(void)
 {
     return (ch04_options){ .block_q = 64, .block_k = 64, .seed = 0, .batch = 1,
                            .heads = 4, .seq = 1000, .seq_k = 0, .dim = 64 };
 }
-static void parse_options(int argc, char **argv, ch04_options *o)
+
+static void parse_ch04_options(int argc, char **argv, ch04_options *o)
 {
     const option opts[] = {
-        { "q", OPT_STRING, &o->q_path, 0, 0, "FILE", "queries: .npy float32 (n,d), (h,n,d) or (b,h,n,d)" },
+        { "q", OPT_STRING, &o->q_path, 0, 0, "FILE",
+          "queries: .npy float32 (n,d), (h,n,d) or (b,h,n,d)" },
         { "k", OPT_STRING, &o->k_path, 0, 0, "FILE", "keys: same leading shape and d as --q" },
         { "v", OPT_STRING, &o->v_path, 0, 0, "FILE", "values: the shape of --k" },
-        { "out", OPT_STRING, &o->out_path, 0, 0, "FILE", "write the output (.npy, the shape of --q)" },
-        { "reference", OPT_FLAG, &o->reference, 0, 0, NULL, "output the double-precision reference instead" },
+        { "out", OPT_STRING, &o->out_path, 0, 0, "FILE",
+          "write the output (.npy, the shape of --q)" },
+        { "reference", OPT_FLAG, &o->reference, 0, 0, NULL,
+          "output the double-precision reference instead" },
         { "causal", OPT_FLAG, &o->causal, 0, 0, NULL, "causal mask, top-left aligned" },
-        { "window", OPT_INT, &o->window, 0, 1e9, "W", "sliding window of W keys (implies causal)" },
+        { "window", OPT_INT, &o->window, 0, 1e9, "W",
+          "sliding window of W keys (implies causal)" },
         { "block-q", OPT_INT, &o->block_q, 1, CH04_MAX_BLOCK, "N", "query rows per tile" },
         { "block-k", OPT_INT, &o->block_k, 1, CH04_MAX_BLOCK, "N", "key rows per tile" },
         { "scale", OPT_DOUBLE, &o->scale, 0, 1e12, "S", "score scale (0: 1/sqrt(d))" },
@@ -68,13 +85,17 @@ static void parse_options(int argc, char **argv, ch04_options *o)
         { "seq", OPT_INT, &o->seq, 1, 16384, "N", "query length" },
         { "seq-k", OPT_INT, &o->seq_k, 0, 16384, "N", "key length (0: as --seq)" },
         { "dim", OPT_INT, &o->dim, 1, 1024, "D", "head dimension" },
-        { "save", OPT_STRING, &o->save_dir, 0, 0, "DIR", "write the generated q.npy k.npy v.npy to DIR" },
+        { "save", OPT_STRING, &o->save_dir, 0, 0, "DIR",
+          "write the generated q.npy k.npy v.npy to DIR" },
         { "json", OPT_FLAG, &o->json, 0, 0, NULL, "print the report as JSON" },
-        { "data", OPT_STRING, &o->data_dir, 0, 0, "DIR", "write the table as DIR/ch04_blocks.dat" },
+        { "data", OPT_STRING, &o->data_dir, 0, 0, "DIR",
+          "write the table as DIR/ch04_blocks.dat" },
     };
-    options_parse(argc, argv, PROGRAM, "tiled attention on .npy tensors or seeded inputs",
+    options_parse(argc, argv, PROGRAM,
+                  "tiled attention on .npy tensors or seeded inputs",
                   opts, sizeof opts / sizeof opts[0]);
 }
+
 static void apply_kernel_options(const ch04_options *o, attn_params *p)
 {
     p->causal = o->causal || o->window > 0;
@@ -83,6 +104,7 @@ static void apply_kernel_options(const ch04_options *o, attn_params *p)
     p->block_k = (size_t)o->block_k;
     if (o->scale > 0) p->scale = (float)o->scale;
 }
+
 static tensor read_tensor(const char *path)
 {
     tensor t;
@@ -90,12 +112,13 @@ static tensor read_tensor(const char *path)
     if (npy_read(path, &t, err, sizeof err) != 0) die_usage(PROGRAM, "%s", err);
     return t;
 }
+
 static void check_shapes(const tensor *q, const tensor *k, const tensor *v)
 {
     char a[96], b[96];
     if (q->ndim < 2 || q->ndim > 4)
-        die_usage(PROGRAM, "--q has shape %s; expected (n, d), (h, n, d) or (b, h, n, d)",
-                  shape_text(q, a));
+        die_usage(PROGRAM, "--q has shape %s; expected (n, d), (h, n, d) "
+                  "or (b, h, n, d)", shape_text(q, a));
     if (k->ndim != q->ndim || !same_leading_dims(q, k))
         die_usage(PROGRAM, "--q %s and --k %s disagree in batch or heads",
                   shape_text(q, a), shape_text(k, b));
@@ -105,6 +128,7 @@ static void check_shapes(const tensor *q, const tensor *k, const tensor *v)
         die_usage(PROGRAM, "--q %s and --k %s have different head dimensions",
                   shape_text(q, a), shape_text(k, b));
 }
+
 static bool same_leading_dims(const tensor *a, const tensor *b)
 {
     for (int i = 0; i + 2 < a->ndim; i++)
@@ -119,14 +143,17 @@ static bool same_shape(const tensor *a, const tensor *b)
         if (a->shape[i] != b->shape[i]) return false;
     return true;
 }
+
 const char *shape_text(const tensor *t, char buf[96])
 {
     int used = snprintf(buf, 96, "(");
     for (int i = 0; i < t->ndim && used < 90; i++)
-        used += snprintf(buf + used, 96 - (size_t)used, "%s%zu", i ? ", " : "", t->shape[i]);
+        used += snprintf(buf + used, 96 - (size_t)used, "%s%zu", i ? ", " : "",
+                         t->shape[i]);
     snprintf(buf + used, 96 - (size_t)used, t->ndim == 1 ? ",)" : ")");
     return buf;
 }
+
 static attn_params params_from_shapes(const tensor *q, const tensor *k)
 {
     const int n = q->ndim;
@@ -136,27 +163,33 @@ static attn_params params_from_shapes(const tensor *q, const tensor *k)
     if (problem) die_usage(PROGRAM, "%s", problem);
     return p;
 }
+
 static attn_stats compute_output(const ch04_options *o, const attn_params *p,
                                  const tensor *q, const tensor *k, const tensor *v,
                                  tensor *out)
 {
     attn_stats st = { 0 };
-    if (!o->reference) {
-        attention_tiled(p, q->data, k->data, v->data, out->data, &st);
-        return st;
-    }
+    if (o->reference) reference_output(p, q, k, v, out);
+    else attention_tiled(p, q->data, k->data, v->data, out->data, &st);
+    return st;
+}
+
+static void reference_output(const attn_params *p, const tensor *q, const tensor *k,
+                             const tensor *v, tensor *out)
+{
     const size_t count = tensor_count(out);
     double *exact = fa_alloc(fa_mul(count, sizeof(double)));
     attention_reference(p, q->data, k->data, v->data, exact);
     for (size_t i = 0; i < count; i++) out->data[i] = (float)exact[i];
     fa_free(exact);
-    return st;
 }
+
 static void run_on_files(const ch04_options *o, report *r)
 {
     if (!o->q_path || !o->k_path || !o->v_path || !o->out_path)
         die_usage(PROGRAM, "--q, --k, --v and --out go together");
-    tensor q = read_tensor(o->q_path), k = read_tensor(o->k_path), v = read_tensor(o->v_path);
+    tensor q = read_tensor(o->q_path), k = read_tensor(o->k_path),
+           v = read_tensor(o->v_path);
     check_shapes(&q, &k, &v);
     attn_params p = params_from_shapes(&q, &k);
     apply_kernel_options(o, &p);
@@ -166,30 +199,36 @@ static void run_on_files(const ch04_options *o, report *r)
     report_file_run(r, o, &p, &q, &k, &st);
     tensor_free(&q); tensor_free(&k); tensor_free(&v); tensor_free(&out);
 }
+
 static void write_tensor(const char *path, const tensor *t)
 {
     char err[256];
     if (npy_write(path, t, err, sizeof err) != 0) die_usage(PROGRAM, "%s", err);
 }
+
 static void report_file_run(report *r, const ch04_options *o, const attn_params *p,
                             const tensor *q, const tensor *k, const attn_stats *st)
 {
-    char a[96], b[32];
-    report_fact(r, "q_shape", shape_text(q, a));
-    report_fact(r, "k_shape", shape_text(k, a));
-    report_fact(r, "kernel", o->reference ? "reference (double)" : "tiled");
-    report_fact(r, "mask", mask_text(p, a));
-    report_factf(r, "tile", "%zu x %zu", p->block_q, p->block_k);
-    report_fact(r, "tiles_visited", fmt_int(b, (long long)st->tiles_computed));
-    report_fact(r, "peak_tile_bytes", fmt_int(b, (long long)st->peak_tile_bytes));
-    report_fact(r, "output", o->out_path);
+    char a[96];
+    report_fact_labeled(r, "q_shape", "Q", shape_text(q, a));
+    report_fact_labeled(r, "k_shape", "K and V", shape_text(k, a));
+    report_fact_labeled(r, "kernel", "kernel",
+                        o->reference ? "reference (double)" : "tiled");
+    report_fact_labeled(r, "mask", "mask", mask_text(p, a));
+    snprintf(a, sizeof a, "%zu x %zu", p->block_q, p->block_k);
+    report_fact_labeled(r, "tile", "tile", a);
+    fact_count(r, "tiles_visited", "tiles visited", "", st->tiles_computed);
+    fact_count(r, "peak_tile_bytes", "tile bytes", "", st->peak_tile_bytes);
+    report_fact_labeled(r, "output", "output written to", o->out_path);
 }
+
 static const char *mask_text(const attn_params *p, char buf[96])
 {
     if (p->window > 0) snprintf(buf, 96, "window %ld", p->window);
     else snprintf(buf, 96, "%s", p->causal ? "causal" : "none");
     return buf;
 }
+
 void ch04_draw_inputs(const attn_params *p, uint32_t seed, tensor qkv[3])
 {
     const size_t q_shape[4] = { p->batch, p->heads, p->nq, p->d };
@@ -201,6 +240,7 @@ void ch04_draw_inputs(const attn_params *p, uint32_t seed, tensor qkv[3])
         torch_randn(&gen, qkv[t].data, tensor_count(&qkv[t]));
     }
 }
+
 static void tile_shapes(const ch04_options *o, const attn_params *p,
                         size_t shapes[CH04_SHAPES][2])
 {
@@ -216,8 +256,9 @@ static void tile_shapes(const ch04_options *o, const attn_params *p,
 }
 
 static size_t min_block(size_t n) { return n < CH04_MAX_BLOCK ? n : CH04_MAX_BLOCK; }
-static void measure_mask(attn_params p, const tensor qkv[3], size_t shapes[CH04_SHAPES][2],
-                         ch04_run runs[CH04_SHAPES])
+
+static void measure_mask(attn_params p, const tensor qkv[3],
+                         size_t shapes[CH04_SHAPES][2], ch04_run runs[CH04_SHAPES])
 {
     const size_t count = tensor_count(&qkv[0]);
     double *exact = fa_alloc(fa_mul(count, sizeof(double)));
@@ -233,6 +274,7 @@ static void measure_mask(attn_params p, const tensor qkv[3], size_t shapes[CH04_
     fa_free(out);
     fa_free(exact);
 }
+
 void ch04_measure(const ch04_options *o, const attn_params *p, const tensor qkv[3],
                   ch04_run runs[CH04_RUNS])
 {
@@ -245,6 +287,7 @@ void ch04_measure(const ch04_options *o, const attn_params *p, const tensor qkv[
     measure_mask(plain, qkv, shapes, runs);
     measure_mask(masked, qkv, shapes, runs + CH04_SHAPES);
 }
+
 attn_params ch04_seeded_params(const ch04_options *o)
 {
     const size_t nk = (size_t)(o->seq_k > 0 ? o->seq_k : o->seq);
@@ -253,6 +296,7 @@ attn_params ch04_seeded_params(const ch04_options *o)
     apply_kernel_options(o, &p);
     return p;
 }
+
 static void run_on_seeded_inputs(const ch04_options *o, report *r)
 {
     const attn_params p = ch04_seeded_params(o);
@@ -266,6 +310,7 @@ static void run_on_seeded_inputs(const ch04_options *o, report *r)
     if (o->out_path) write_seeded_output(o, &p, qkv);
     for (int t = 0; t < 3; t++) tensor_free(&qkv[t]);
 }
+
 static void save_inputs(const char *dir, const tensor qkv[3])
 {
     static const char *const names[3] = { "q.npy", "k.npy", "v.npy" };
@@ -276,6 +321,7 @@ static void save_inputs(const char *dir, const tensor qkv[3])
         write_tensor(path, &qkv[t]);
     }
 }
+
 static void write_seeded_output(const ch04_options *o, const attn_params *p,
                                 const tensor qkv[3])
 {
@@ -284,8 +330,17 @@ static void write_seeded_output(const ch04_options *o, const attn_params *p,
     write_tensor(o->out_path, &out);
     tensor_free(&out);
 }
+
 static void report_seeded_runs(report *r, const ch04_options *o, const attn_params *p,
                                const ch04_run runs[CH04_RUNS])
+{
+    report_run_tables(r, p, runs);
+    explain_run_columns(r, p);
+    report_seeded_facts(r, o, p, runs);
+}
+
+static void report_run_tables(report *r, const attn_params *p,
+                              const ch04_run runs[CH04_RUNS])
 {
     static const char *const plain_columns[] = { "tile", "tiles visited", "tile bytes",
                                                  "max error", NULL };
@@ -294,66 +349,102 @@ static void report_seeded_runs(report *r, const ch04_options *o, const attn_para
     char title[128], mask[96];
     attn_params masked = *p;
     masked.causal = true;
-    snprintf(title, sizeof title, "Five tile shapes, mask: %s", mask_text(&masked, mask));
+    snprintf(title, sizeof title, "Five tile shapes, mask: %s",
+             mask_text(&masked, mask));
     table *plain = report_table(r, "blocks", "Five tile shapes, no mask", plain_columns);
     table *edge = report_table(r, "blocks_masked", title, masked_columns);
     for (int i = 0; i < CH04_SHAPES; i++) {
         add_run_row(plain, &runs[i]);
         add_run_row(edge, &runs[CH04_SHAPES + i]);
     }
-    report_seeded_facts(r, o, p, runs);
 }
+
 static void add_run_row(table *t, const ch04_run *run)
 {
-    char tile[48], visited[32], skipped[32], edge[32], bytes[32], err[32];
+    const attn_stats *st = &run->stats;
+    char tile[48], visited[32], err[32], a[32], b[32];
     snprintf(tile, sizeof tile, "%zu x %zu", run->block_q, run->block_k);
-    fmt_int(visited, (long long)run->stats.tiles_computed);
+    fmt_int(visited, (long long)st->tiles_computed);
     fmt_num(err, run->max_error);
-    if (!run->masked) {
-        table_row(t, (const char *const[]){ tile, visited,
-                      fmt_int(bytes, (long long)run->stats.peak_tile_bytes), err });
-        return;
-    }
-    table_row(t, (const char *const[]){ tile, visited,
-                  fmt_int(skipped, (long long)run->stats.tiles_skipped),
-                  fmt_int(edge, (long long)run->stats.tiles_masked), err });
+    if (!run->masked)
+        table_rowf(t, "%s|%s|%s|%s", tile, visited,
+                   fmt_int(a, (long long)st->peak_tile_bytes), err);
+    else
+        table_rowf(t, "%s|%s|%s|%s|%s", tile, visited,
+                   fmt_int(a, (long long)st->tiles_skipped),
+                   fmt_int(b, (long long)st->tiles_masked), err);
 }
+
+static void explain_run_columns(report *r, const attn_params *p)
+{
+    char outputs[32], line[160];
+    fmt_int(outputs, (long long)(p->batch * p->heads * p->nq * p->d));
+    report_note(r, "tile:         query rows x key rows");
+    report_note(r, "tile bytes:   its scores, and a running max and sum per query row");
+    report_note(r, "skipped:      tiles the mask hides entirely, never computed");
+    report_note(r, "on the edge:  tiles the mask cuts through, masked entry by entry");
+    snprintf(line, sizeof line, "max error:    largest |O - O_ref| over all %s outputs, "
+             "O_ref in float64", outputs);
+    report_note(r, line);
+}
+
 static void report_seeded_facts(report *r, const ch04_options *o, const attn_params *p,
                                 const ch04_run runs[CH04_RUNS])
 {
     char b[96];
-    const ch04_run *asked = &runs[p->causal ? CH04_SHAPES : 0], *edge = &runs[CH04_SHAPES];
+    const ch04_run *asked = &runs[p->causal ? CH04_SHAPES : 0];
     double worst = 0.0;
     for (int i = 0; i < CH04_RUNS; i++) worst = fmax(worst, runs[i].max_error);
-    report_factf(r, "shape", "(%zu, %zu, %zu, %zu)", p->batch, p->heads, p->nq, p->d);
-    report_factf(r, "keys", "%zu", p->nk);
-    report_factf(r, "seed", "%ld", o->seed);
-    report_fact(r, "mask", mask_text(p, b));
-    report_factf(r, "tile", "%zu x %zu", asked->block_q, asked->block_k);
-    report_fact(r, "tiles_total", fmt_int(b, (long long)asked->stats.tiles_total));
-    report_fact(r, "tiles_visited", fmt_int(b, (long long)asked->stats.tiles_computed));
-    report_fact(r, "peak_tile_bytes", fmt_int(b, (long long)asked->stats.peak_tile_bytes));
-    report_fact(r, "masked_tiles_visited", fmt_int(b, (long long)edge->stats.tiles_computed));
-    report_fact(r, "masked_tiles_skipped", fmt_int(b, (long long)edge->stats.tiles_skipped));
-    report_fact(r, "masked_tiles_on_edge", fmt_int(b, (long long)edge->stats.tiles_masked));
-    report_fact(r, "max_error", fmt_num(b, asked->max_error));
-    report_fact(r, "worst_error", fmt_num(b, worst));
+    snprintf(b, sizeof b, "(%zu, %zu, %zu, %zu)", p->batch, p->heads, p->nq, p->d);
+    report_fact_labeled(r, "shape", "Q (batch, heads, N, d)", b);
+    snprintf(b, sizeof b, "%zu", p->nk);
+    report_fact_labeled(r, "keys", "keys per head", b);
+    snprintf(b, sizeof b, "%ld", o->seed);
+    report_fact_labeled(r, "seed", "seed", b);
+    report_fact_labeled(r, "mask", "mask", mask_text(p, b));
+    snprintf(b, sizeof b, "%zu x %zu", asked->block_q, asked->block_k);
+    report_fact_labeled(r, "tile", "tile", b);
+    const attn_stats *edge = &runs[CH04_SHAPES].stats;
+    attn_params masked = *p;
+    masked.causal = true;
+    mask_text(&masked, b);
+    fact_count(r, "tiles_total", "tiles in all", "", asked->stats.tiles_total);
+    fact_count(r, "tiles_visited", "tiles visited", "", asked->stats.tiles_computed);
+    fact_count(r, "peak_tile_bytes", "tile bytes", "", asked->stats.peak_tile_bytes);
+    fact_count(r, "masked_tiles_visited", "tiles visited, mask", b, edge->tiles_computed);
+    fact_count(r, "masked_tiles_skipped", "tiles skipped, mask", b, edge->tiles_skipped);
+    fact_count(r, "masked_tiles_on_edge", "tiles on the edge, mask", b, edge->tiles_masked);
+    report_fact_labeled(r, "max_error", "max error", fmt_num(b, asked->max_error));
+    report_fact_labeled(r, "worst_error", "worst of all ten runs", fmt_num(b, worst));
 }
+
+static void fact_count(report *r, const char *key, const char *label, const char *mask,
+                         size_t count)
+{
+    char value[32], words[160];
+    snprintf(words, sizeof words, "%s%s%s", label, *mask ? " " : "", mask);
+    report_fact_labeled(r, key, words, fmt_int(value, (long long)count));
+}
+
 static void write_blocks_data(const char *dir, const ch04_run runs[CH04_RUNS])
 {
     FILE *f = data_file(dir, "ch04_blocks.dat");
-    fprintf(f, "# block_q block_k masked tiles visited skipped edge tile_bytes max_error\n");
-    for (int i = 0; i < CH04_RUNS; i++)
-        fprintf(f, "%zu %zu %d %zu %zu %zu %zu %zu %.6e\n", runs[i].block_q, runs[i].block_k,
-                runs[i].masked, runs[i].stats.tiles_total, runs[i].stats.tiles_computed,
-                runs[i].stats.tiles_skipped, runs[i].stats.tiles_masked,
-                runs[i].stats.peak_tile_bytes, runs[i].max_error);
+    fprintf(f, "# block_q block_k masked tiles visited skipped edge tile_bytes "
+               "max_error\n");
+    for (int i = 0; i < CH04_RUNS; i++) {
+        const attn_stats *st = &runs[i].stats;
+        fprintf(f, "%zu %zu %d %zu %zu %zu %zu %zu %.6e\n", runs[i].block_q,
+                runs[i].block_k, runs[i].masked, st->tiles_total, st->tiles_computed,
+                st->tiles_skipped, st->tiles_masked, st->peak_tile_bytes,
+                runs[i].max_error);
+    }
     fclose(f);
 }
+
 int main(int argc, char **argv)
 {
     ch04_options o = ch04_defaults();
-    parse_options(argc, argv, &o);
+    parse_ch04_options(argc, argv, &o);
     report *r = report_new(PROGRAM, o.json);
     if (o.q_path || o.k_path || o.v_path) run_on_files(&o, r);
     else run_on_seeded_inputs(&o, r);

@@ -6,12 +6,15 @@
 #include "harness.h"
 #include "attention.h"
 
+#define PROGRAM "ch04_tiled"
+enum { CH04_MAX_BLOCK = 4096 };   /* the largest tile side an option accepts */
 typedef struct {
     const char *q_path, *k_path, *v_path, *out_path, *save_dir, *data_dir;
     bool causal, reference, json;
     long window, block_q, block_k, seed, batch, heads, seq, seq_k, dim;
     double scale;                      /* 0: the default 1/sqrt(d) */
 } ch04_options;
+
 typedef struct {
     size_t block_q, block_k;
     bool masked;
@@ -19,11 +22,13 @@ typedef struct {
     double max_error;          /* against the double-precision reference */
 } ch04_run;
 enum { CH04_SHAPES = 5, CH04_RUNS = 2 * CH04_SHAPES };
+
 ch04_options ch04_defaults(void);
 attn_params ch04_seeded_params(const ch04_options *o);
 void ch04_draw_inputs(const attn_params *p, uint32_t seed, tensor qkv[3]);
 void ch04_measure(const ch04_options *o, const attn_params *p, const tensor qkv[3],
                   ch04_run runs[CH04_RUNS]);
+
 typedef struct {
     attn_params p;
     float *q, *k, *v, *o;
@@ -49,6 +54,7 @@ static problem problem_new(size_t batch, size_t heads, size_t nq, size_t nk, siz
     torch_randn(&gen, pr.v, kv_count);
     return pr;
 }
+
 static void problem_free(problem *pr)
 {
     fa_free(pr->q); fa_free(pr->k); fa_free(pr->v); fa_free(pr->o); fa_free(pr->exact);
@@ -66,6 +72,7 @@ static double tiled_error(problem *pr, size_t block_q, size_t block_k)
     attention_tiled(&pr->p, pr->q, pr->k, pr->v, pr->o, NULL);
     return max_abs_diff_fd(pr->o, pr->exact, pr->q_count);
 }
+
 static const size_t test_dims[] = { 1, 3, 16, 64, 128 };
 static const size_t test_blocks[] = { 1, 7, 16, 64, 128 };
 
@@ -74,6 +81,7 @@ static bool tile_pair_wanted(size_t n, size_t bq, size_t bk)
     if (n < 1000) return true;
     return bq == bk || (bq == 7 && bk == 128) || (bq == 128 && bk == 7);
 }
+
 static void check_one_problem(size_t n, size_t nk, size_t d, bool causal)
 {
     problem pr = problem_new(1, 1, n, nk, d, (uint32_t)(n * 131 + nk * 7 + d));
@@ -84,18 +92,20 @@ static void check_one_problem(size_t n, size_t nk, size_t d, bool causal)
             const size_t bq = test_blocks[a], bk = test_blocks[b];
             if (!tile_pair_wanted(n, bq, bk)) continue;
             const double err = tiled_error(&pr, bq, bk);
-            cr_assert(err < 1e-5, "nq=%zu nk=%zu d=%zu tile %zux%zu causal=%d: error %.3e",
-                      n, nk, d, bq, bk, causal, err);
+            cr_assert(err < 1e-5, "nq=%zu nk=%zu d=%zu tile %zux%zu causal=%d: "
+                      "error %.3e", n, nk, d, bq, bk, causal, err);
         }
     problem_free(&pr);
 }
+
 static void check_length(size_t n, bool causal)
 {
     const size_t key_lengths[3] = { n, n / 2 + 1, 2 * n + 3 };
     for (size_t l = 0; l < 3; l++) {
-        if (l == 1 && key_lengths[1] == n) continue;     /* n = 1, 2: not a new length */
-        if (l == 2 && n >= 1000) continue;               /* longer keys: tested below 1000 */
-        for (size_t i = 0; i < 5; i++) check_one_problem(n, key_lengths[l], test_dims[i], causal);
+        if (l == 1 && key_lengths[1] == n) continue;  /* n = 1, 2: no new length */
+        if (l == 2 && n >= 1000) continue;            /* longer keys: below 1000 */
+        for (size_t i = 0; i < 5; i++)
+            check_one_problem(n, key_lengths[l], test_dims[i], causal);
     }
 }
 
@@ -104,6 +114,7 @@ static void check_length(size_t n, bool causal)
     Test(tiled_equals_reference, n##N##_causal) { check_length(N, true); }
 LENGTH_TESTS(1) LENGTH_TESTS(2) LENGTH_TESTS(7) LENGTH_TESTS(63)
 LENGTH_TESTS(64) LENGTH_TESTS(65) LENGTH_TESTS(129) LENGTH_TESTS(1000)
+
 Test(tiled_equals_reference, batches_heads_and_windows)
 {
     const long windows[] = { 0, 1, 5, 64 };
@@ -114,10 +125,12 @@ Test(tiled_equals_reference, batches_heads_and_windows)
             pr.p.window = windows[w];
             compute_reference(&pr);
             const double err = tiled_error(&pr, 7, 16);
-            cr_assert(err < 1e-5, "window %ld causal %d: error %.3e", windows[w], causal, err);
+            cr_assert(err < 1e-5, "window %ld causal %d: error %.3e", windows[w], causal,
+                      err);
             problem_free(&pr);
         }
 }
+
 Test(naive, equals_reference)
 {
     const size_t lengths[][2] = { { 1, 1 }, { 7, 4 }, { 65, 65 }, { 129, 261 } };
@@ -135,6 +148,7 @@ Test(naive, equals_reference)
             problem_free(&pr);
         }
 }
+
 static void check_inside_value_range(const problem *pr)
 {
     const size_t nq = pr->p.nq, nk = pr->p.nk, d = pr->p.d;
@@ -150,6 +164,7 @@ static void check_inside_value_range(const problem *pr)
                       "row %zu col %zu: %g outside [%g, %g]", i, c, x, lo, hi);
         }
 }
+
 Test(huge_logits, stay_finite)
 {
     for (int causal = 0; causal < 2; causal++) {
@@ -164,6 +179,7 @@ Test(huge_logits, stay_finite)
         problem_free(&pr);
     }
 }
+
 Test(masked_rows, give_zeros_not_nan)
 {
     problem pr = problem_new(1, 2, 10, 3, 8, 5);
@@ -181,11 +197,13 @@ Test(masked_rows, give_zeros_not_nan)
                     if (i >= 4) cr_assert(pr.o[at] == 0.0f && pr.exact[at] == 0.0,
                                           "kernel %d row %zu: %g", kernel, i, pr.o[at]);
                     else cr_assert(fabs(pr.o[at] - pr.exact[at]) < 1e-6,
-                                   "kernel %d row %zu: %g vs %g", kernel, i, pr.o[at], pr.exact[at]);
+                                   "kernel %d row %zu: %g vs %g", kernel, i, pr.o[at],
+                                   pr.exact[at]);
                 }
     }
     problem_free(&pr);
 }
+
 static attn_tile_kind brute_force_kind(const attn_params *p, size_t q0, size_t rows,
                                        size_t k0, size_t cols)
 {
@@ -195,6 +213,7 @@ static attn_tile_kind brute_force_kind(const attn_params *p, size_t q0, size_t r
     if (visible == 0) return ATTN_TILE_SKIPPED;
     return visible == rows * cols ? ATTN_TILE_FULL : ATTN_TILE_MASKED;
 }
+
 Test(tiles, classification_matches_brute_force)
 {
     const long windows[] = { 0, 1, 3, 8, 40 };
@@ -208,7 +227,8 @@ Test(tiles, classification_matches_brute_force)
                         p.window = windows[w];
                         for (size_t q0 = 0; q0 < nq; q0 += bq)
                             for (size_t k0 = 0; k0 < nk; k0 += bk) {
-                                const size_t rows = nq - q0 < bq ? nq - q0 : bq, cols = nk - k0 < bk ? nk - k0 : bk;
+                                const size_t rows = nq - q0 < bq ? nq - q0 : bq;
+                                const size_t cols = nk - k0 < bk ? nk - k0 : bk;
                                 cr_assert_eq(attn_tile_classify(&p, q0, rows, k0, cols),
                                              brute_force_kind(&p, q0, rows, k0, cols),
                                              "nq=%zu nk=%zu w=%ld tile at (%zu,%zu) %zux%zu",
@@ -216,6 +236,7 @@ Test(tiles, classification_matches_brute_force)
                             }
                     }
 }
+
 static attn_stats stats_for(bool causal, long window)
 {
     problem pr = problem_new(1, 1, 256, 256, 8, 1);
@@ -226,6 +247,7 @@ static attn_stats stats_for(bool causal, long window)
     problem_free(&pr);
     return st;
 }
+
 Test(tiles, counts_on_a_four_by_four_grid)
 {
     const attn_stats none = stats_for(false, 0), causal = stats_for(true, 0),
@@ -238,6 +260,7 @@ Test(tiles, counts_on_a_four_by_four_grid)
               window.tiles_masked == 7);
     cr_assert_eq(none.peak_tile_bytes, (64 * 64 + 2 * 64) * sizeof(float));
 }
+
 Test(receipts, default_run)
 {
     const ch04_options o = ch04_defaults();

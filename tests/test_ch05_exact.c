@@ -1,13 +1,19 @@
 /* test_ch05_exact.c — Criterion tests of chapter 5's receipts.
    Tangled from chapters/ch05_exact.nw. */
 #include <criterion/criterion.h>
+#include <string.h>
 #include <math.h>
 #include <stdint.h>
-#include <string.h>
+#include <stdio.h>
 #include "harness.h"
 #include "attention.h"
 
-enum { CH05_TILES = 3, CH05_WINDOWS = 2, CH05_SWEEP = 7 };
+enum { CH05_TILES = 3, CH05_WINDOWS = 2 };
+static const size_t ch05_tiles[CH05_TILES][2] = {
+    { 64, 64 }, { 128, 128 }, { 256, 512 } };
+static const long ch05_windows[CH05_WINDOWS] = { 256, 64 };
+
+#define PROGRAM "ch05_exact"
 typedef struct {
     long seed, batch, heads, seq, dim;
     bool json;
@@ -16,6 +22,7 @@ typedef struct {
 
 static const ch05_options ch05_default_options = {
     .seed = 0, .batch = 2, .heads = 4, .seq = 1024, .dim = 64 };
+
 typedef struct {
     attn_params p;          /* sizes and the default scale; no mask, 64 x 64 tiles */
     tensor qkv[3];
@@ -24,6 +31,7 @@ typedef struct {
     float *out;             /* scratch output of the run under test */
     size_t count;           /* elements of one output */
 } ch05_problem;
+
 typedef struct {
     double tiled_error[CH05_TILES][2];         /* [tile shape][causal] */
     size_t tiles_visited[CH05_TILES][2];
@@ -33,8 +41,7 @@ typedef struct {
     double unrescaled_error;                   /* 64 x 64, no mask */
     double mean_abs_output;                    /* mean |o| of exact causal attention */
 } ch05_results;
-static const size_t ch05_tiles[CH05_TILES][2] = { { 64, 64 }, { 128, 128 }, { 256, 512 } };
-static const long ch05_windows[CH05_WINDOWS] = { 256, 64 };
+
 void ch05_draw_inputs(const ch05_options *o, tensor qkv[3]);
 ch05_problem ch05_problem_new(const ch05_options *o);
 void ch05_problem_free(ch05_problem *pr);
@@ -43,6 +50,7 @@ double ch05_tiled_error(ch05_problem *pr, const attn_params *p, attn_update_fn *
 void ch05_measure(ch05_problem *pr, ch05_results *r);
 void ch05_update_unrescaled(size_t rows, size_t cols, size_t d, float *scores,
                             const float *v, float *m, float *l, float *acc);
+
 Test(receipts, default_run)
 {
     ch05_problem pr = ch05_problem_new(&ch05_default_options);
@@ -66,6 +74,7 @@ Test(receipts, default_run)
     cr_assert_str_eq(fmt_num(b, r.unrescaled_error), "1.0246");
     ch05_problem_free(&pr);
 }
+
 static ch05_problem small_problem(long seq, long seed)
 {
     ch05_options o = ch05_default_options;
@@ -90,6 +99,7 @@ Test(unrescaled, fails_with_several_key_tiles)
         ch05_problem_free(&pr);
     }
 }
+
 Test(unrescaled, hides_behind_a_single_key_tile)
 {
     ch05_problem pr = small_problem(300, 1);
@@ -103,6 +113,7 @@ Test(unrescaled, hides_behind_a_single_key_tile)
     }
     ch05_problem_free(&pr);
 }
+
 Test(window, limits)
 {
     ch05_problem pr = small_problem(300, 2);

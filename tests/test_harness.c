@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
 typedef struct { int status; char out[8192]; char err[8192]; } captured;
 
 static void read_back(FILE *f, char *text, size_t capacity)
@@ -19,6 +20,7 @@ static void read_back(FILE *f, char *text, size_t capacity)
     text[n] = '\0';
     fclose(f);
 }
+
 static void run_in_child(void (*body)(void *), void *ctx, FILE *out, FILE *err)
 {
     dup2(fileno(out), 1);
@@ -26,9 +28,9 @@ static void run_in_child(void (*body)(void *), void *ctx, FILE *out, FILE *err)
     body(ctx);
     exit(0);
 }
+
 static captured run_captured(void (*body)(void *), void *ctx)
 {
-    captured c;
     fflush(NULL);
     FILE *out = tmpfile(), *err = tmpfile();
     cr_assert(out != NULL && err != NULL);
@@ -37,11 +39,12 @@ static captured run_captured(void (*body)(void *), void *ctx)
         run_in_child(body, ctx, out, err);
     int status = 0;
     waitpid(pid, &status, 0);
-    c.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    captured c = { .status = WIFEXITED(status) ? WEXITSTATUS(status) : -1 };
     read_back(out, c.out, sizeof c.out);
     read_back(err, c.err, sizeof c.err);
     return c;
 }
+
 Test(rng, seed_137_gives_the_reference_words)
 {
     mt19937 g;
@@ -50,7 +53,8 @@ Test(rng, seed_137_gives_the_reference_words)
     cr_assert_eq(mt_next(&g), 2173880614u);
     cr_assert_eq(mt_next(&g), 380293709u);
 }
-static void expect_printed(const float *x, size_t n, const char *expected)
+
+static void expect_floats(const float *x, size_t n, const char *expected)
 {
     char text[256] = "";
     for (size_t i = 0; i < n; i++)
@@ -58,31 +62,35 @@ static void expect_printed(const float *x, size_t n, const char *expected)
                  i ? " " : "", (double)x[i]);
     cr_assert_str_eq(text, expected);
 }
+
 Test(rng, rand_matches_torch_rand)
 {
     mt19937 g;
     float x[6];
     mt_seed(&g, 0);
     torch_rand(&g, x, 6);
-    expect_printed(x, 6, "0.4963 0.7682 0.0885 0.1320 0.3074 0.6341");
+    expect_floats(x, 6, "0.4963 0.7682 0.0885 0.1320 0.3074 0.6341");
 }
+
 Test(rng, randn_16_matches_torch_randn_4x4)
 {
     mt19937 g;
     float x[16];
     mt_seed(&g, 0);
     torch_randn(&g, x, 16);
-    expect_printed(x, 8, "-1.1258 -1.1524 -0.2506 -0.4339 0.8487 0.6920 -0.3160 -2.1152");
-    expect_printed(x + 8, 8, "0.3223 -1.2633 0.3500 0.3081 0.1198 1.2377 1.1168 -0.2473");
+    expect_floats(x, 8, "-1.1258 -1.1524 -0.2506 -0.4339 0.8487 0.6920 -0.3160 -2.1152");
+    expect_floats(x + 8, 8, "0.3223 -1.2633 0.3500 0.3081 0.1198 1.2377 1.1168 -0.2473");
 }
+
 Test(rng, randn_below_16_uses_the_scalar_path)
 {
     mt19937 g;
     float x[4];
     mt_seed(&g, 0);
     torch_randn(&g, x, 4);
-    expect_printed(x, 4, "1.5410 -0.2934 -2.1788 0.5684");
+    expect_floats(x, 4, "1.5410 -0.2934 -2.1788 0.5684");
 }
+
 Test(rng, the_cached_normal_carries_over_to_the_next_call)
 {
     mt19937 g;
@@ -94,6 +102,7 @@ Test(rng, the_cached_normal_carries_over_to_the_next_call)
     torch_randn(&g, three_then_one + 3, 1);
     cr_assert(memcmp(four, three_then_one, sizeof four) == 0);
 }
+
 Test(rng, a_ragged_tail_redraws_the_last_sixteen)
 {
     mt19937 g;
@@ -108,7 +117,8 @@ Test(rng, a_ragged_tail_redraws_the_last_sixteen)
     cr_assert(x17[0] == x16[0]);
     cr_assert(memcmp(x17 + 1, tail, sizeof tail) == 0);
 }
-static void reference_logits(float logits[4 * 2048])
+
+static void demo_logits(float logits[4 * 2048])
 {
     mt19937 g;
     mt_seed(&g, 0);
@@ -116,10 +126,11 @@ static void reference_logits(float logits[4 * 2048])
     for (int i = 0; i < 4 * 2048; i++)
         logits[i] *= 8.0f;
 }
+
 Test(rng, the_reference_logits_have_the_quoted_range)
 {
     static float logits[4 * 2048];
-    reference_logits(logits);
+    demo_logits(logits);
     float lo = INFINITY, hi = -INFINITY;
     for (int j = 0; j < 2048; j++) {
         lo = fminf(lo, logits[j]);
@@ -131,22 +142,30 @@ Test(rng, the_reference_logits_have_the_quoted_range)
     cr_assert_str_eq(range, "58.0");
     cr_assert_str_eq(max, "32.8");
 }
+
+static float max_of(const float *x, size_t n)
+{
+    float m = -INFINITY;
+    for (size_t j = 0; j < n; j++)
+        m = fmaxf(m, x[j]);
+    return m;
+}
+
 Test(rng, the_running_max_of_row_0_rises_at_blocks_5_and_6)
 {
     static float logits[4 * 2048];
     char rises[64] = "";
-    reference_logits(logits);
+    demo_logits(logits);
     float running = -INFINITY;
     for (int b = 0; b < 32; b++) {
-        float block = -INFINITY;
-        for (int j = 0; j < 64; j++)
-            block = fmaxf(block, logits[64 * b + j]);
+        float block = max_of(logits + 64 * b, 64);
         if (b > 0 && block > running)
             snprintf(rises + strlen(rises), sizeof rises - strlen(rises), " %d", b);
         running = fmaxf(running, block);
     }
     cr_assert_str_eq(rises, " 5 6");
 }
+
 static void expect_standard_normal(const float *x, size_t n)
 {
     double sum = 0, squares = 0;
@@ -158,6 +177,7 @@ static void expect_standard_normal(const float *x, size_t n)
     cr_assert(fabs(mean) < 0.005, "mean %f", mean);
     cr_assert(fabs(variance - 1.0) < 0.007, "variance %f", variance);
 }
+
 Test(rng, both_paths_give_standard_normals)
 {
     enum { N = 1 << 20 };
@@ -170,6 +190,7 @@ Test(rng, both_paths_give_standard_normals)
         torch_randn(&g, x + i, i + 7 <= N ? 7 : N - i);
     expect_standard_normal(x, N);
 }
+
 Test(memory, blocks_are_aligned_and_zeroed)
 {
     size_t sizes[] = { 0, 1, 63, 64, 65, 1000, 1 << 20 };
@@ -184,6 +205,7 @@ Test(memory, blocks_are_aligned_and_zeroed)
     fa_free(NULL);
     cr_assert_eq(fa_bytes_live(), 0);
 }
+
 Test(memory, live_and_peak_count_requested_bytes)
 {
     void *a = fa_alloc(1000), *b = fa_alloc(2000);
@@ -198,11 +220,13 @@ Test(memory, live_and_peak_count_requested_bytes)
     cr_assert_eq(fa_bytes_live(), 0);
     cr_assert_eq(fa_bytes_peak(), 2000);
 }
+
 static void allocate_too_much(void *ctx)
 {
     (void)ctx;
     fa_alloc(fa_physical_memory() + 1);
 }
+
 Test(memory, a_request_beyond_physical_memory_is_refused)
 {
     char have[32], line[128];
@@ -213,6 +237,7 @@ Test(memory, a_request_beyond_physical_memory_is_refused)
     cr_assert(strncmp(c.err, "error: this needs ", 18) == 0, "%s", c.err);
     cr_assert(strstr(c.err, line) != NULL, "%s", c.err);
 }
+
 static void multiply_too_much(void *ctx)
 {
     (void)ctx;
@@ -227,6 +252,7 @@ Test(memory, size_overflow_exits_2)
     cr_assert_eq(c.status, 2);
     cr_assert(strstr(c.err, "too large") != NULL, "%s", c.err);
 }
+
 Test(memory, the_process_peak_sees_allocated_blocks)
 {
     cr_assert(fa_physical_memory() > 0);
@@ -236,6 +262,7 @@ Test(memory, the_process_peak_sees_allocated_blocks)
     fa_free(p);
     cr_assert(peak >= bytes, "VmHWM %zu bytes", peak);
 }
+
 Test(tensor, new_tensor_has_its_shape_and_zeros)
 {
     size_t shape[3] = { 2, 3, 5 };
@@ -251,6 +278,7 @@ Test(tensor, new_tensor_has_its_shape_and_zeros)
     cr_assert(t.data == NULL);
     cr_assert_eq(fa_bytes_live(), 0);
 }
+
 typedef struct { char dir[64]; char path[128]; } scratch;
 
 static scratch scratch_new(void)
@@ -261,11 +289,13 @@ static scratch scratch_new(void)
     snprintf(s.path, sizeof s.path, "%s/x.npy", s.dir);
     return s;
 }
+
 static void scratch_remove(scratch *s)
 {
     unlink(s->path);
     cr_assert_eq(rmdir(s->dir), 0, "the directory held more than x.npy");
 }
+
 static tensor counting_tensor(int ndim, const size_t shape[])
 {
     tensor t = tensor_new(ndim, shape);
@@ -273,6 +303,7 @@ static tensor counting_tensor(int ndim, const size_t shape[])
         t.data[i] = (float)i * 0.25f - 3.0f;
     return t;
 }
+
 static void expect_round_trip(const char *path, int ndim, const size_t shape[])
 {
     tensor t = counting_tensor(ndim, shape), back;
@@ -285,6 +316,7 @@ static void expect_round_trip(const char *path, int ndim, const size_t shape[])
     tensor_free(&t);
     tensor_free(&back);
 }
+
 Test(npy, round_trip_in_one_to_four_dimensions)
 {
     size_t shape[4] = { 2, 3, 4, 5 };
@@ -294,6 +326,7 @@ Test(npy, round_trip_in_one_to_four_dimensions)
     scratch_remove(&s);
     cr_assert_eq(fa_bytes_live(), 0);
 }
+
 static size_t written_bytes(const tensor *t, char *bytes, size_t capacity)
 {
     scratch s = scratch_new();
@@ -305,6 +338,7 @@ static size_t written_bytes(const tensor *t, char *bytes, size_t capacity)
     scratch_remove(&s);
     return n;
 }
+
 Test(npy, the_header_is_the_one_numpy_writes)
 {
     size_t shape[1] = { 3 };
@@ -321,22 +355,28 @@ Test(npy, the_header_is_the_one_numpy_writes)
     cr_assert(memcmp(bytes + 128, t.data, 12) == 0);
     tensor_free(&t);
 }
-static void write_npy(const char *path, int major, const char *dict, size_t data_bytes)
+
+static void write_npy_preamble(FILE *f, int major, size_t header_length)
 {
-    FILE *f = fopen(path, "wb");
-    size_t length = strlen(dict);
     fwrite("\x93NUMPY", 1, 6, f);
     fputc(major, f);
     fputc(0, f);
-    fputc((int)(length & 0xff), f);
-    fputc((int)(length >> 8 & 0xff), f);
+    fputc((int)(header_length & 0xff), f);
+    fputc((int)(header_length >> 8 & 0xff), f);
     if (major == 2)
         fwrite("\0\0", 1, 2, f);
-    fwrite(dict, 1, length, f);
+}
+
+static void write_npy(const char *path, int major, const char *dict, size_t data_bytes)
+{
+    FILE *f = fopen(path, "wb");
+    write_npy_preamble(f, major, strlen(dict));
+    fwrite(dict, 1, strlen(dict), f);
     for (size_t i = 0; i < data_bytes; i++)
         fputc(0, f);
     fclose(f);
 }
+
 static void expect_npy_error(int major, const char *dict, size_t data_bytes,
                              const char *expected)
 {
@@ -351,6 +391,7 @@ static void expect_npy_error(int major, const char *dict, size_t data_bytes,
     cr_assert_eq(fa_bytes_live(), 0);
     scratch_remove(&s);
 }
+
 static void expect_npy_shape(int major, const char *dict, size_t data_bytes,
                              int ndim, size_t d0, size_t d1)
 {
@@ -365,11 +406,13 @@ static void expect_npy_shape(int major, const char *dict, size_t data_bytes,
     tensor_free(&t);
     scratch_remove(&s);
 }
+
 Test(npy, shapes_are_parsed_however_they_are_spaced)
 {
     expect_npy_shape(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }\n",
                      12, 1, 3, 1);
-    expect_npy_shape(1, "{'descr':'<f4','fortran_order':False,'shape':(2,3)}", 24, 2, 2, 3);
+    expect_npy_shape(1, "{'descr':'<f4','fortran_order':False,'shape':(2,3)}", 24,
+                     2, 2, 3);
     expect_npy_shape(1, "{ \"shape\" : ( 2 , 3 , ) , 'fortran_order': False,"
                         " 'descr': '<f4' , }   \n", 24, 2, 2, 3);
     expect_npy_shape(2, "{'descr': '<f4', 'fortran_order': False, 'shape': (2L, 3L), }",
@@ -377,6 +420,7 @@ Test(npy, shapes_are_parsed_however_they_are_spaced)
     expect_npy_shape(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (0, 3), }",
                      0, 2, 0, 3);
 }
+
 Test(npy, wrong_dtypes_are_named)
 {
     expect_npy_error(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }", 24,
@@ -390,9 +434,11 @@ Test(npy, fortran_order_is_refused)
     expect_npy_error(1, "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }", 24,
                      "fortran_order is True; need C order");
 }
+
 Test(npy, dimension_counts_outside_one_to_four_are_refused)
 {
-    expect_npy_error(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 1, 1, 1, 2), }",
+    expect_npy_error(1, "{'descr': '<f4', 'fortran_order': False, "
+                        "'shape': (1, 1, 1, 1, 2), }",
                      8, "the array has 5 dimensions; need 1 to 4");
     expect_npy_error(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (), }", 4,
                      "the array has 0 dimensions; need 1 to 4");
@@ -405,13 +451,15 @@ Test(npy, data_must_match_the_shape_exactly)
                      "truncated data: the header promises 24 bytes, the file holds 20");
     expect_npy_error(1, dict, 28, "4 bytes of extra data after the array");
 }
+
 Test(npy, malformed_headers_are_refused)
 {
     expect_npy_error(1, "{'descr': '<f4', 'fortran_order': False}", 0,
                      "the header lacks 'descr', 'fortran_order' or 'shape'");
     expect_npy_error(1, "{'descr': '<f4', 'fortran_order': Maybe, 'shape': (3,)}", 12,
                      "malformed header: 'fortran_order' is not True or False");
-    expect_npy_error(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (3,), 'x': 1}", 12,
+    expect_npy_error(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (3,), "
+                        "'x': 1}", 12,
                      "malformed header: unknown key");
     expect_npy_error(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (-3,)}", 12,
                      "malformed header: 'shape' is not a tuple of sizes");
@@ -419,6 +467,7 @@ Test(npy, malformed_headers_are_refused)
     expect_npy_error(3, "{'descr': '<f4', 'fortran_order': False, 'shape': (3,)}", 12,
                      "unsupported .npy version 3.0 (need 1.0 or 2.0)");
 }
+
 static void expect_raw_error(const char *bytes, size_t n, const char *expected)
 {
     scratch s = scratch_new();
@@ -432,12 +481,14 @@ static void expect_raw_error(const char *bytes, size_t n, const char *expected)
     cr_assert_str_eq(err, wanted);
     scratch_remove(&s);
 }
+
 Test(npy, bad_magic_and_truncated_headers_are_refused)
 {
     expect_raw_error("PK\x03\x04 not numpy", 15, "not a .npy file (bad magic)");
     expect_raw_error("\x93NUMPY\x01\x00\x40\x00{'descr'", 17, "truncated header");
     expect_raw_error("\x93NUMPY\x01\x00\x40", 9, "truncated header");
 }
+
 Test(npy, a_missing_file_is_reported_with_the_reason)
 {
     char err[256];
@@ -445,6 +496,7 @@ Test(npy, a_missing_file_is_reported_with_the_reason)
     cr_assert_eq(npy_read("/nonexistent/q.npy", &t, err, sizeof err), -1);
     cr_assert_str_eq(err, "/nonexistent/q.npy: cannot open: No such file or directory");
 }
+
 Test(npy, a_failed_write_leaves_no_file)
 {
     scratch s = scratch_new();
@@ -460,6 +512,7 @@ Test(npy, a_failed_write_leaves_no_file)
     tensor_free(&t);
     scratch_remove(&s);
 }
+
 Test(npy, writing_over_a_file_replaces_it)
 {
     scratch s = scratch_new();
@@ -475,6 +528,7 @@ Test(npy, writing_over_a_file_replaces_it)
     tensor_free(&back);
     scratch_remove(&s);
 }
+
 static void read_a_missing_file(void *ctx)
 {
     (void)ctx;
@@ -488,6 +542,7 @@ Test(npy, the_exiting_reader_prints_one_line_and_exits_2)
     cr_assert_str_eq(c.err, "ch04_tiled: error: /nonexistent/q.npy: "
                             "cannot open: No such file or directory\n");
 }
+
 Test(format, numbers_have_four_decimals_or_three_significant)
 {
     char b[32];
@@ -500,6 +555,7 @@ Test(format, numbers_have_four_decimals_or_three_significant)
     cr_assert_str_eq(fmt_num(b, 999999.0), "999999.0000");
     cr_assert_str_eq(fmt_num(b, 1e6), "1.000e+06");
 }
+
 Test(format, percentages_round_half_to_even)
 {
     char b[32];
@@ -512,6 +568,7 @@ Test(format, percentages_round_half_to_even)
     cr_assert_str_eq(fmt_pct(b, 0.0), "0%");
     cr_assert_str_eq(fmt_pct(b, 1.0), "100%");
 }
+
 Test(format, integers_get_thousands_separators)
 {
     char b[32];
@@ -523,6 +580,7 @@ Test(format, integers_get_thousands_separators)
     cr_assert_str_eq(fmt_int(b, -9223372036854775807LL - 1),
                      "-9,223,372,036,854,775,808");
 }
+
 Test(format, bytes_are_mib_gib_or_tib)
 {
     char b[32];
@@ -534,6 +592,7 @@ Test(format, bytes_are_mib_gib_or_tib)
     cr_assert_str_eq(fmt_bytes(b, 512 * 1024 * mib), "512.0 GiB");
     cr_assert_str_eq(fmt_bytes(b, 3.0 * 1024 * 1024 * mib), "3.0 TiB");
 }
+
 static void print_sample_report(void *ctx)
 {
     report *r = report_new("demo", ctx != NULL);
@@ -547,46 +606,53 @@ static void print_sample_report(void *ctx)
     report_note(r, "a note\twith a tab");
     report_finish(r, stdout);
 }
+
+static const char sample_text[] =
+    "ell_1   1.6065\n"
+    "blocks  31\n"
+    "\n"
+    "Causal skipping\n"
+    "block  tiles  share\n"
+    "-----  -----  -----\n"
+    "  128    136    47%\n"
+    "  4×4     10   \"q\"\\\n"
+    "\n"
+    "a note\twith a tab\n";
+
 Test(report, text_keeps_order_and_aligns_columns)
 {
     captured c = run_captured(print_sample_report, NULL);
     cr_assert_eq(c.status, 0);
-    cr_assert_str_eq(c.out,
-        "ell_1   1.6065\n"
-        "blocks  31\n"
-        "\n"
-        "Causal skipping\n"
-        "block  tiles  share\n"
-        "-----  -----  -----\n"
-        "  128    136    47%\n"
-        "  4×4     10   \"q\"\\\n"
-        "\n"
-        "a note\twith a tab\n");
+    cr_assert_str_eq(c.out, sample_text);
 }
+
+static const char sample_json[] =
+    "{\n"
+    "  \"program\": \"demo\",\n"
+    "  \"facts\": {\n"
+    "    \"ell_1\": \"1.6065\",\n"
+    "    \"blocks\": \"31\"\n"
+    "  },\n"
+    "  \"tables\": {\n"
+    "    \"skip\": {\"title\": \"Causal skipping\",\n"
+    "      \"columns\": [\"block\", \"tiles\", \"share\"],\n"
+    "      \"rows\": [\n"
+    "        [\"128\", \"136\", \"47%\"],\n"
+    "        [\"4×4\", \"10\", \"\\\"q\\\"\\\\\"]\n"
+    "      ]}\n"
+    "  },\n"
+    "  \"text\": \"ell_1   1.6065\\nblocks  31\\n\\nCausal skipping\\n"
+    "block  tiles  share\\n-----  -----  -----\\n  128    136    47%\\n"
+    "  4×4     10   \\\"q\\\"\\\\\\n\\na note\\u0009with a tab\\n\"\n"
+    "}\n";
+
 Test(report, json_is_one_escaped_object)
 {
     captured c = run_captured(print_sample_report, (void *)"json");
     cr_assert_eq(c.status, 0);
-    cr_assert_str_eq(c.out,
-        "{\n"
-        "  \"program\": \"demo\",\n"
-        "  \"facts\": {\n"
-        "    \"ell_1\": \"1.6065\",\n"
-        "    \"blocks\": \"31\"\n"
-        "  },\n"
-        "  \"tables\": {\n"
-        "    \"skip\": {\"title\": \"Causal skipping\",\n"
-        "      \"columns\": [\"block\", \"tiles\", \"share\"],\n"
-        "      \"rows\": [\n"
-        "        [\"128\", \"136\", \"47%\"],\n"
-        "        [\"4×4\", \"10\", \"\\\"q\\\"\\\\\"]\n"
-        "      ]}\n"
-        "  },\n"
-        "  \"text\": \"ell_1   1.6065\\nblocks  31\\n\\nCausal skipping\\n"
-        "block  tiles  share\\n-----  -----  -----\\n  128    136    47%\\n"
-        "  4×4     10   \\\"q\\\"\\\\\\n\\na note\\u0009with a tab\\n\"\n"
-        "}\n");
+    cr_assert_str_eq(c.out, sample_json);
 }
+
 static void print_empty_and_replaced(void *ctx)
 {
     report *r = report_new("p\n", true);
@@ -595,6 +661,7 @@ static void print_empty_and_replaced(void *ctx)
     report_fact(r, "k", "new\x01");
     report_finish(r, stdout);
 }
+
 Test(report, a_fact_set_twice_keeps_the_last_value)
 {
     captured c = run_captured(print_empty_and_replaced, NULL);
@@ -602,6 +669,47 @@ Test(report, a_fact_set_twice_keeps_the_last_value)
         "{\n  \"program\": \"p\\n\",\n  \"facts\": {\n    \"k\": \"new\\u0001\"\n"
         "  },\n  \"tables\": {},\n  \"text\": \"k  new\\u0001\\n\"\n}\n");
 }
+
+typedef struct { bool json, labels; } sample_style;
+
+static void print_labeled_report(void *ctx)
+{
+    const sample_style *style = ctx;
+    report *r = report_new("demo", style->json);
+    report_fact_labeled(r, "ell_1", style->labels ? "ℓ after block 1" : NULL, "1.6065");
+    report_factf(r, "blocks", "%d", 31);
+    report_fact_labeled(r, "n", style->labels ? "length" : NULL, "old");
+    report_fact(r, "n", "8");
+    report_finish(r, stdout);
+}
+
+Test(report, a_label_replaces_the_key_in_the_text)
+{
+    sample_style with = { false, true }, without = { false, false };
+    captured labeled = run_captured(print_labeled_report, &with);
+    captured plain = run_captured(print_labeled_report, &without);
+    cr_assert_str_eq(labeled.out,
+        "ℓ after block 1: 1.6065\n"
+        "blocks           31\n"
+        "length:          8\n");
+    cr_assert_str_eq(plain.out, "ell_1   1.6065\nblocks  31\nn       8\n");
+}
+
+Test(report, a_label_leaves_the_json_facts_alone)
+{
+    sample_style with = { true, true }, without = { true, false };
+    captured labeled = run_captured(print_labeled_report, &with);
+    captured plain = run_captured(print_labeled_report, &without);
+    const char *facts = "{\n  \"program\": \"demo\",\n  \"facts\": {\n"
+        "    \"ell_1\": \"1.6065\",\n    \"blocks\": \"31\",\n    \"n\": \"8\"\n"
+        "  },\n  \"tables\": {},\n  \"text\": ";
+    cr_assert(strncmp(labeled.out, facts, strlen(facts)) == 0, "%s", labeled.out);
+    cr_assert(strncmp(plain.out, facts, strlen(facts)) == 0, "%s", plain.out);
+    cr_assert_str_eq(labeled.out + strlen(facts),
+                     "\"ℓ after block 1: 1.6065\\nblocks           31\\n"
+                     "length:          8\\n\"\n}\n");
+}
+
 static void add_a_short_row(void *ctx)
 {
     (void)ctx;
@@ -616,6 +724,7 @@ Test(report, a_row_with_the_wrong_cell_count_is_a_bug)
     cr_assert_eq(c.status, -1);
     cr_assert(strstr(c.err, "wrong number of cells") != NULL, "%s", c.err);
 }
+
 typedef struct { int argc; const char *argv[6]; } arguments;
 
 static void parse_and_print(void *ctx)
@@ -634,6 +743,7 @@ static void parse_and_print(void *ctx)
     options_parse(a->argc, (char **)a->argv, "prog", "Tiled attention.", opts, 4);
     printf("seq=%ld scale=%g json=%d out=%s\n", seq, scale, json, out ? out : "-");
 }
+
 static captured parse(const char *a1, const char *a2, const char *a3, const char *a4)
 {
     arguments a = { 1, { "prog", a1, a2, a3, a4, NULL } };
@@ -648,6 +758,7 @@ static void expect_usage_error(captured c, const char *line)
     cr_assert_str_eq(c.err, line);
     cr_assert_str_eq(c.out, "");
 }
+
 Test(options, values_come_separate_or_after_an_equals_sign)
 {
     captured c = parse("--seq", "5", "--json", "--scale=0.5");
@@ -658,6 +769,7 @@ Test(options, values_come_separate_or_after_an_equals_sign)
     c = parse(NULL, NULL, NULL, NULL);
     cr_assert_str_eq(c.out, "seq=1024 scale=0.125 json=0 out=-\n");
 }
+
 Test(options, help_prints_usage_and_exits_0)
 {
     captured c = parse("--seq", "0", "--help", NULL);
@@ -673,6 +785,7 @@ Test(options, help_prints_usage_and_exits_0)
         "  --out FILE  output .npy\n"
         "  --help      show this help and exit\n");
 }
+
 Test(options, mistakes_exit_2_with_one_line)
 {
     expect_usage_error(parse("--foo", NULL, NULL, NULL),
@@ -688,6 +801,7 @@ Test(options, mistakes_exit_2_with_one_line)
     expect_usage_error(parse("--seq=12x", NULL, NULL, NULL),
                        "prog: error: '12x' is not a number for --seq\n");
 }
+
 Test(options, ranges_flags_and_positionals_are_checked)
 {
     expect_usage_error(parse("--seq", "0", NULL, NULL),
@@ -702,6 +816,7 @@ Test(options, ranges_flags_and_positionals_are_checked)
     expect_usage_error(parse("q.npy", NULL, NULL, NULL),
                        "prog: error: unexpected argument 'q.npy'\n");
 }
+
 typedef struct { int calls; } counter;
 
 static void sleep_by_call(void *ctx)
@@ -711,6 +826,7 @@ static void sleep_by_call(void *ctx)
     struct timespec ts = { 0, c->calls == 3 ? 50000000L : 1000000L };
     nanosleep(&ts, NULL);
 }
+
 Test(timing, the_median_ignores_one_slow_run)
 {
     counter c = { 0 };
@@ -721,6 +837,7 @@ Test(timing, the_median_ignores_one_slow_run)
     cr_assert(median >= 0.001 && median < 0.040, "median %f", median);
     cr_assert(elapsed >= 0.050, "elapsed %f", elapsed);
 }
+
 Test(data, data_files_create_their_directories)
 {
     scratch s = scratch_new();
@@ -739,6 +856,7 @@ Test(data, data_files_create_their_directories)
     cr_assert_eq(rmdir(dir), 0);
     scratch_remove(&s);
 }
+
 static void open_under_a_file(void *ctx)
 {
     data_file((const char *)ctx, "x.dat");
