@@ -114,12 +114,10 @@ receipts: $(PROGRAMS:%=$(B)/receipts/%.json) $(PROGRAMS:%=$(B)/receipts/%.txt)
 
 $(B)/receipts/%.json: %
 	@mkdir -p $(dir $@) $(B)/data
-	./$* --json --data $(B)/data > $@.tmp
-	@mv $@.tmp $@
+	./$* --json --data $(B)/data > $@.$$$$.tmp && mv $@.$$$$.tmp $@
 
 $(B)/receipts/%.txt: $(B)/receipts/%.json
-	python3 -c 'import json,sys; sys.stdout.write(json.load(open(sys.argv[1]))["text"])' $< > $@.tmp
-	@mv $@.tmp $@
+	python3 -c 'import json,sys; sys.stdout.write(json.load(open(sys.argv[1]))["text"])' $< > $@.$$$$.tmp && mv $@.$$$$.tmp $@
 
 # ---------------------------------------------------------------- figures
 # figures/chNN_name.gp draws from the data its chapter's program wrote.

@@ -13,10 +13,11 @@ stats data.'/ch03_limits.dat' every ::1::1 using 1 nooutput
 top = STATS_min
 stats data.'/ch03_limits.dat' every ::2::2 using 1 nooutput
 f32 = STATS_min
+stats data.'/ch03_logits.dat' using ($2 + $3) nooutput
 set xlabel 'logit x'
 set ylabel 'logits per bin of width 1'
 set xrange [*:f32 + 8]
-set yrange [0:*]
+set yrange [0:1.2 * STATS_max]
 set key top left
 set style fill solid 0.85 border -1
 set boxwidth 1.0
@@ -26,5 +27,6 @@ set arrow 3 from top, graph 0 to top, graph 0.55 nohead lw 1 lc rgb '#3b6ea5'
 set label 1 sprintf('fp16 e^x overflows: %.1f', f16) at f16 + 1, graph 0.93
 set label 2 sprintf('fp32: %.1f', f32) at f32 - 1, graph 0.93 right
 set label 3 sprintf('largest logit %.1f', top) at top + 1, graph 0.5
-plot data.'/ch03_logits.dat' using 1:($2+$3) with boxes lc rgb '#c0392b' title 'fp16 e^x = inf', \
+plot data.'/ch03_logits.dat' using 1:($2+$3) with boxes lc rgb '#c0392b' \
+         title 'fp16 e^x = inf', \
      '' using 1:2 with boxes lc rgb '#3b6ea5' title 'fp16 e^x finite'

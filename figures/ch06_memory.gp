@@ -1,3 +1,5 @@
+# ch06_memory: memory against sequence length, formulas and measurements
+# (tangled from chapters/ch06_memory.nw; do not edit)
 if (term eq 'pdf') {
     set terminal pdfcairo size 5in,3in font 'DejaVu Sans,9'
     set output out.'.pdf'
@@ -5,6 +7,7 @@ if (term eq 'pdf') {
     set terminal svg size 720,420 dynamic font 'DejaVu Sans,12'
     set output out.'.svg'
 }
+
 set logscale xy 2
 set xrange [400:170000]
 set yrange [0.25:2097152]
@@ -12,8 +15,9 @@ set xtics ('512' 512, '2k' 2048, '8k' 8192, '32k' 32768, '128k' 131072)
 set ytics ('512 KiB' 0.5, '16 MiB' 16, '512 MiB' 512, '16 GiB' 16384, '512 GiB' 524288)
 set xlabel 'sequence length n'
 set ylabel 'bytes'
-set key outside right top spacing 1.1
+set key outside below center horizontal maxrows 3 width -2 height 1.5
 set grid ytics lc rgb '#dddddd'
+
 f = data.'/ch06_formulas.dat'
 m = data.'/ch06_measured.dat'
 plot f u 1:3 w l lw 2 lc rgb '#8172b2' dt 2 t 'scores, Llama 3.1 8B', \

@@ -20,6 +20,7 @@ softmax_partial softmax_partial_of(const float *x, size_t count)
         l += expf(x[i] - m);
     return (softmax_partial){ m, l };
 }
+
 softmax_partial softmax_merge(softmax_partial a, softmax_partial b)
 {
     softmax_partial hi = a.max >= b.max ? a : b;
@@ -28,6 +29,7 @@ softmax_partial softmax_merge(softmax_partial a, softmax_partial b)
     float rescale = expf(lo.max - hi.max);          /* e^{m_lo - m}, at most 1 */
     return (softmax_partial){ hi.max, hi.sum + lo.sum * rescale };
 }
+
 softmax_partial softmax_stream(const float *x, size_t count, size_t block)
 {
     assert(block >= 1);
@@ -38,11 +40,13 @@ softmax_partial softmax_stream(const float *x, size_t count, size_t block)
     }
     return s;
 }
+
 void softmax_normalize(const float *x, size_t count, softmax_partial s, float *p)
 {
     for (size_t i = 0; i < count; i++)
         p[i] = s.sum > 0.0f ? expf(x[i] - s.max) / s.sum : 0.0f;
 }
+
 void softmax_online(const float *x, size_t count, size_t block, float *p)
 {
     softmax_normalize(x, count, softmax_stream(x, count, block), p);
@@ -52,6 +56,7 @@ void softmax_two_pass(const float *x, size_t count, float *p)
 {
     softmax_normalize(x, count, softmax_partial_of(x, count), p);
 }
+
 void softmax_reference(const float *x, size_t count, double *p)
 {
     double m = -INFINITY, l = 0.0;

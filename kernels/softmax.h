@@ -11,10 +11,12 @@ typedef struct {
     float max;   /* m: the exponent */
     float sum;   /* l: the significand, in [1, count] for count logits */
 } softmax_partial;
+
 softmax_partial softmax_partial_empty(void);
 softmax_partial softmax_partial_of(const float *x, size_t count);
 softmax_partial softmax_merge(softmax_partial a, softmax_partial b);
-softmax_partial softmax_stream(const float *x, size_t count, size_t block); /* block >= 1 */
+/* block >= 1 */
+softmax_partial softmax_stream(const float *x, size_t count, size_t block);
 void softmax_normalize(const float *x, size_t count, softmax_partial s, float *p);
 void softmax_online(const float *x, size_t count, size_t block, float *p);
 void softmax_two_pass(const float *x, size_t count, float *p);

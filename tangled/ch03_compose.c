@@ -7,16 +7,19 @@
 #include <string.h>
 #include "harness.h"
 #include "softmax.h"
+
 #define PROB_ULP 0x1p-24   /* spacing of floats in [0.5, 1) */
 
 double max_error(const float *p, const double *ref, size_t count);
+
 typedef struct {
     double error;     /* max |p - reference| over all rows */
     double far_sum;   /* the row sum farthest from 1 */
 } online_check;
 
 online_check check_online(const tensor *x, size_t block);
-#define ONLINE_EXCESS_ULPS 8.0   /* online error may exceed the two-pass error by this */
+
+#define ONLINE_EXCESS_ULPS 8.0   /* online error may exceed two-pass error by this */
 #define ROW_SUM_TOLERANCE 1e-5   /* |row sum - 1| */
 
 typedef enum { ORDER_DRAWN, ORDER_ASCENDING, ORDER_DESCENDING } logit_order;
@@ -30,21 +33,26 @@ typedef struct {
 } grid_case;
 
 grid_case run_grid_case(size_t n, size_t block, unsigned seed, logit_order order);
-size_t split_into_partials(const float *x, size_t n, size_t block, softmax_partial *parts);
+
+size_t split_into_partials(const float *x, size_t n, size_t block,
+                           softmax_partial *parts);
 softmax_partial merge_left(const softmax_partial *parts, size_t k);
 softmax_partial merge_right(const softmax_partial *parts, size_t k);
 softmax_partial merge_tree(const softmax_partial *parts, size_t k);
 softmax_partial merge_random(softmax_partial *parts, size_t k, mt19937 *g);
+
 float exp_f32_last_finite(void);   /* largest float x with expf(x) finite */
 float exp_f16_last_finite(void);   /* largest half h with exp_f16(h) finite */
 float f16_next_up(float h);        /* the half after h, for a positive half h */
 _Float16 exp_f16(_Float16 h);      /* e^h rounded to the nearest half */
+
 typedef enum { NAIVE_F32, NAIVE_F16, SHIFTED_F16, ONLINE_F32 } softmax_variant;
 
 float naive_softmax_f32(const float *x, size_t n, float *e, float *p);
 float naive_softmax_f16(const float *x, size_t n, float *e, float *p);
 float shifted_softmax_f16(const float *x, size_t n, float *e, float *p);
 float online_softmax_f32(const float *x, size_t n, size_t block, float *e, float *p);
+
 typedef struct {
     float  top;          /* largest argument passed to exp */
     long   infinities;   /* among numerators and probabilities */
@@ -54,13 +62,16 @@ typedef struct {
 } softmax_tally;
 
 softmax_tally tally_variant(const tensor *x, softmax_variant v, size_t block);
+
 tensor make_logits(unsigned long seed, size_t rows, size_t cols, double scale);
+
 typedef struct {
     float  max, min;    /* largest and smallest logit */
     double largest_p;   /* largest probability, from the reference */
 } row_summary;
 
 row_summary summarize_row(const float *x, size_t n);
+
 typedef struct {
     double zero_largest;   /* largest reference probability where fp16 gave 0 */
     double outside_nan;    /* largest share of a row's probability not on a NaN */
@@ -70,12 +81,7 @@ f16_damage measure_f16_damage(const tensor *x);
 size_t f16_sum_overflow_at(const float *x, size_t n);   /* n if it never does */
 size_t f16_first_inf_at(const float *x, size_t n);      /* n if none */
 long   f16_overflows(const float *x, size_t n);         /* numerators that overflow */
-static double row_sum(const float *p, size_t count)
-{
-    double s = 0.0;
-    for (size_t i = 0; i < count; i++) s += p[i];
-    return s;
-}
+
 tensor make_logits(unsigned long seed, size_t rows, size_t cols, double scale)
 {
     tensor x = tensor_new(2, (size_t[]){ rows, cols });
@@ -85,21 +91,14 @@ tensor make_logits(unsigned long seed, size_t rows, size_t cols, double scale)
     for (size_t i = 0; i < tensor_count(&x); i++) x.data[i] *= (float)scale;
     return x;
 }
-static int ascending(const void *a, const void *b)
+
+static double row_sum(const float *p, size_t count)
 {
-    float x = *(const float *)a, y = *(const float *)b;
-    return (x > y) - (x < y);
+    double s = 0.0;
+    for (size_t i = 0; i < count; i++) s += p[i];
+    return s;
 }
 
-static void arrange(float *x, size_t n, logit_order order)
-{
-    if (order == ORDER_DRAWN) return;
-    qsort(x, n, sizeof *x, ascending);
-    if (order == ORDER_DESCENDING)
-        for (size_t i = 0; i < n / 2; i++) {
-            float t = x[i]; x[i] = x[n - 1 - i]; x[n - 1 - i] = t;
-        }
-}
 static double worse(double a, double b)          /* max that keeps a NaN */
 {
     return isnan(a) || isnan(b) ? NAN : fmax(a, b);
@@ -112,6 +111,7 @@ double max_error(const float *p, const double *ref, size_t count)
         worst = worse(worst, fabs((double)p[i] - ref[i]));
     return worst;
 }
+
 online_check check_online(const tensor *x, size_t block)
 {
     size_t rows = x->shape[0], cols = x->shape[1];
@@ -130,6 +130,23 @@ online_check check_online(const tensor *x, size_t block)
     fa_free(ref);
     return c;
 }
+
+static int ascending(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+static void arrange(float *x, size_t n, logit_order order)
+{
+    if (order == ORDER_DRAWN) return;
+    qsort(x, n, sizeof *x, ascending);
+    if (order == ORDER_DESCENDING)
+        for (size_t i = 0; i < n / 2; i++) {
+            float t = x[i]; x[i] = x[n - 1 - i]; x[n - 1 - i] = t;
+        }
+}
+
 grid_case run_grid_case(size_t n, size_t block, unsigned seed, logit_order order)
 {
     tensor x = make_logits(seed, 1, n, 8.0);
@@ -147,7 +164,9 @@ grid_case run_grid_case(size_t n, size_t block, unsigned seed, logit_order order
     tensor_free(&x);
     return g;
 }
-size_t split_into_partials(const float *x, size_t n, size_t block, softmax_partial *parts)
+
+size_t split_into_partials(const float *x, size_t n, size_t block,
+                           softmax_partial *parts)
 {
     size_t k = 0;
     for (size_t start = 0; start < n; start += block, k++) {
@@ -156,6 +175,7 @@ size_t split_into_partials(const float *x, size_t n, size_t block, softmax_parti
     }
     return k;
 }
+
 softmax_partial merge_left(const softmax_partial *parts, size_t k)
 {
     softmax_partial s = softmax_partial_empty();
@@ -169,6 +189,7 @@ softmax_partial merge_right(const softmax_partial *parts, size_t k)
     for (size_t i = k; i-- > 0;) s = softmax_merge(parts[i], s);
     return s;
 }
+
 softmax_partial merge_tree(const softmax_partial *parts, size_t k)
 {
     if (k == 0) return softmax_partial_empty();
@@ -176,6 +197,7 @@ softmax_partial merge_tree(const softmax_partial *parts, size_t k)
     size_t half = k / 2;
     return softmax_merge(merge_tree(parts, half), merge_tree(parts + half, k - half));
 }
+
 softmax_partial merge_random(softmax_partial *parts, size_t k, mt19937 *g)
 {
     if (k == 0) return softmax_partial_empty();
@@ -187,6 +209,7 @@ softmax_partial merge_random(softmax_partial *parts, size_t k, mt19937 *g)
     }
     return parts[0];
 }
+
 _Float16 exp_f16(_Float16 h)
 {
     return (_Float16)expf((float)h);
@@ -201,6 +224,7 @@ float f16_next_up(float h)
     memcpy(&half, &bits, sizeof bits);
     return (float)half;
 }
+
 float exp_f16_last_finite(void)
 {
     float h = 1.0f;
@@ -215,6 +239,7 @@ float exp_f32_last_finite(void)
     while (isfinite(expf(nextafterf(x, INFINITY)))) x = nextafterf(x, INFINITY);
     return x;
 }
+
 float naive_softmax_f32(const float *x, size_t n, float *e, float *p)
 {
     float sum = 0.0f, top = -INFINITY;
@@ -226,6 +251,7 @@ float naive_softmax_f32(const float *x, size_t n, float *e, float *p)
     for (size_t i = 0; i < n; i++) p[i] = e[i] / sum;
     return top;
 }
+
 float naive_softmax_f16(const float *x, size_t n, float *e, float *p)
 {
     _Float16 sum = 0, top = -INFINITY;
@@ -238,6 +264,7 @@ float naive_softmax_f16(const float *x, size_t n, float *e, float *p)
     for (size_t i = 0; i < n; i++) p[i] = (float)((_Float16)e[i] / sum);
     return (float)top;
 }
+
 float shifted_softmax_f16(const float *x, size_t n, float *e, float *p)
 {
     _Float16 m = -INFINITY, sum = 0;
@@ -250,6 +277,7 @@ float shifted_softmax_f16(const float *x, size_t n, float *e, float *p)
     for (size_t i = 0; i < n; i++) p[i] = (float)((_Float16)e[i] / sum);
     return 0.0f;                             /* the largest argument, x_max - m */
 }
+
 float online_softmax_f32(const float *x, size_t n, size_t block, float *e, float *p)
 {
     softmax_partial s = softmax_stream(x, n, block);
@@ -257,6 +285,7 @@ float online_softmax_f32(const float *x, size_t n, size_t block, float *e, float
     softmax_normalize(x, n, s, p);
     return n > 0 ? 0.0f : -INFINITY;         /* the largest argument, x_max - m */
 }
+
 static float run_variant(softmax_variant v, const float *x, size_t n, size_t block,
                          float *e, float *p)
 {
@@ -268,6 +297,7 @@ static float run_variant(softmax_variant v, const float *x, size_t n, size_t blo
     }
     return online_softmax_f32(x, n, block, e, p);
 }
+
 static void tally_values(softmax_tally *t, const float *v, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
@@ -275,10 +305,12 @@ static void tally_values(softmax_tally *t, const float *v, size_t n)
         if (isnan(v[i])) t->nans++;
     }
 }
+
 softmax_tally tally_variant(const tensor *x, softmax_variant v, size_t block)
 {
     size_t rows = x->shape[0], cols = x->shape[1];
-    float *e = fa_alloc(fa_mul(cols, sizeof *e)), *p = fa_alloc(fa_mul(cols, sizeof *p));
+    float *e = fa_alloc(fa_mul(cols, sizeof *e));
+    float *p = fa_alloc(fa_mul(cols, sizeof *p));
     double *ref = fa_alloc(fa_mul(cols, sizeof *ref));
     softmax_tally t = { .top = -INFINITY };
     for (size_t r = 0; r < rows; r++) {
@@ -293,19 +325,7 @@ softmax_tally tally_variant(const tensor *x, softmax_variant v, size_t block)
     fa_free(e); fa_free(p); fa_free(ref);
     return t;
 }
-row_summary summarize_row(const float *x, size_t n)
-{
-    double *ref = fa_alloc(fa_mul(n, sizeof *ref));
-    row_summary s = { -INFINITY, INFINITY, 0.0 };
-    softmax_reference(x, n, ref);
-    for (size_t i = 0; i < n; i++) {
-        s.max = fmaxf(s.max, x[i]);
-        s.min = fminf(s.min, x[i]);
-        s.largest_p = fmax(s.largest_p, ref[i]);
-    }
-    fa_free(ref);
-    return s;
-}
+
 size_t f16_sum_overflow_at(const float *x, size_t n)
 {
     _Float16 sum = 0;
@@ -315,6 +335,7 @@ size_t f16_sum_overflow_at(const float *x, size_t n)
     }
     return n;
 }
+
 size_t f16_first_inf_at(const float *x, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -328,10 +349,12 @@ long f16_overflows(const float *x, size_t n)
     for (size_t i = 0; i < n; i++) count += isinf((float)exp_f16((_Float16)x[i]));
     return count;
 }
+
 f16_damage measure_f16_damage(const tensor *x)
 {
     size_t rows = x->shape[0], cols = x->shape[1];
-    float *e = fa_alloc(fa_mul(cols, sizeof *e)), *p = fa_alloc(fa_mul(cols, sizeof *p));
+    float *e = fa_alloc(fa_mul(cols, sizeof *e));
+    float *p = fa_alloc(fa_mul(cols, sizeof *p));
     double *ref = fa_alloc(fa_mul(cols, sizeof *ref));
     f16_damage d = { 0.0, 0.0 };
     for (size_t r = 0; r < rows; r++) {
@@ -347,9 +370,25 @@ f16_damage measure_f16_damage(const tensor *x)
     fa_free(e); fa_free(p); fa_free(ref);
     return d;
 }
+
+row_summary summarize_row(const float *x, size_t n)
+{
+    double *ref = fa_alloc(fa_mul(n, sizeof *ref));
+    row_summary s = { -INFINITY, INFINITY, 0.0 };
+    softmax_reference(x, n, ref);
+    for (size_t i = 0; i < n; i++) {
+        s.max = fmaxf(s.max, x[i]);
+        s.min = fminf(s.min, x[i]);
+        s.largest_p = fmax(s.largest_p, ref[i]);
+    }
+    fa_free(ref);
+    return s;
+}
+
 static void report_rows(report *r, const tensor *x)
 {
-    static const char *const cols[] = { "row", "max", "min", "range", "largest p", NULL };
+    static const char *const cols[] = { "row", "max", "min", "range", "largest p",
+                                        NULL };
     table *t = report_table(r, "rows", "The logits, row by row", cols);
     char a[32], b[32], c[32], d[32];
     for (size_t i = 0; i < x->shape[0]; i++) {
@@ -358,6 +397,7 @@ static void report_rows(report *r, const tensor *x)
                    fmt_num(c, (double)s.max - s.min), fmt_num(d, s.largest_p));
     }
 }
+
 static void report_logit_facts(report *r, const tensor *x)
 {
     char a[32];
@@ -370,6 +410,7 @@ static void report_logit_facts(report *r, const tensor *x)
         if (s.largest_p > whole.largest_p) { whole.largest_p = s.largest_p; best = i; }
     }
     double range = (double)first.max - first.min, span = (double)whole.max - whole.min;
+    report_note(r, "Row 0 and the whole tensor, at the demo's one decimal and at four:");
     report_fact(r, "range_row", "0");
     report_factf(r, "row_range", "%.1f", range);
     report_fact(r, "row_range_4", fmt_num(a, range));
@@ -383,21 +424,33 @@ static void report_logit_facts(report *r, const tensor *x)
     report_factf(r, "row_max", "%.1f", whole.max);
     report_fact(r, "row_max_4", fmt_num(a, whole.max));
 }
+
+static void block_row(table *t, const tensor *x, size_t block, char ulps[32])
+{
+    size_t n = x->shape[1];
+    online_check oc = check_online(x, block);
+    char a[32], c[32];
+    table_rowf(t, "%zu|%zu|%s|%s|%s", block, (n + block - 1) / block,
+               fmt_num(a, oc.error), fmt_num(ulps, oc.error / PROB_ULP),
+               fmt_num(c, oc.far_sum));
+}
+
 static void report_blocks(report *r, const tensor *x, size_t extra_block)
 {
     static const char *const cols[] = { "block", "blocks per row", "max |online - ref|",
                                         "ulps of 2^-24", "row sums", NULL };
     table *t = report_table(r, "blocks", "Online vs reference softmax", cols);
-    size_t n = x->shape[1], blocks[] = { 64, 128, 512, n, extra_block };
-    char a[32], b[32], c[32], key[32];
-    for (size_t k = 0; k < (extra_block > 0 ? 5u : 4u); k++) {
-        online_check oc = check_online(x, blocks[k]);
-        table_rowf(t, "%zu|%zu|%s|%s|%s", blocks[k], (n + blocks[k] - 1) / blocks[k],
-                   fmt_num(a, oc.error), fmt_num(b, oc.error / PROB_ULP), fmt_num(c, oc.far_sum));
-        snprintf(key, sizeof key, "online_ulps_%zu", blocks[k]);
-        if (k < 4) report_fact(r, k == 3 ? "two_pass_ulps" : key, b);
-    }
+    size_t n = x->shape[1], blocks[] = { 64, 128, 512, n };
+    const char *keys[] = { "online_ulps_64", "online_ulps_128", "online_ulps_512",
+                           "two_pass_ulps" };
+    char ulps[4][32], extra[32];
+    for (size_t k = 0; k < 4; k++) block_row(t, x, blocks[k], ulps[k]);
+    if (extra_block > 0) block_row(t, x, extra_block, extra);
+    report_note(r, "The errors in ulps of 2^-24; the last is one block, the two-pass"
+                   " softmax:");
+    for (size_t k = 0; k < 4; k++) report_fact(r, keys[k], ulps[k]);
 }
+
 static const char *join_sizes(char *buf, size_t len, const size_t *v, size_t n)
 {
     buf[0] = '\0';
@@ -405,7 +458,17 @@ static const char *join_sizes(char *buf, size_t len, const size_t *v, size_t n)
         snprintf(buf + strlen(buf), len - strlen(buf), "%s%zu", i ? ", " : "", v[i]);
     return buf;
 }
+
 typedef struct { size_t cases; double online, two_pass, excess, sum_dev; } grid_summary;
+
+static void grid_summary_add(grid_summary *w, grid_case g)
+{
+    w->cases++;
+    w->online = fmax(w->online, g.online_ulps);
+    w->two_pass = fmax(w->two_pass, g.two_pass_ulps);
+    w->excess = fmax(w->excess, g.online_ulps - g.two_pass_ulps);
+    w->sum_dev = fmax(w->sum_dev, fabs(g.far_sum - 1.0));
+}
 
 static grid_summary summarize_grid(void)
 {
@@ -413,24 +476,26 @@ static grid_summary summarize_grid(void)
     for (size_t l = 0; l < sizeof grid_lengths / sizeof *grid_lengths; l++)
         for (size_t b = 0; b < sizeof grid_blocks / sizeof *grid_blocks; b++)
             for (unsigned s = 0; s < GRID_SEEDS; s++)
-                for (int o = 0; o < 3; o++, w.cases++) {
-                    grid_case g = run_grid_case(grid_lengths[l], grid_blocks[b], s, (logit_order)o);
-                    w.online = fmax(w.online, g.online_ulps);
-                    w.two_pass = fmax(w.two_pass, g.two_pass_ulps);
-                    w.excess = fmax(w.excess, g.online_ulps - g.two_pass_ulps);
-                    w.sum_dev = fmax(w.sum_dev, fabs(g.far_sum - 1.0));
-                }
+                for (int o = 0; o < 3; o++)
+                    grid_summary_add(&w, run_grid_case(grid_lengths[l], grid_blocks[b],
+                                                       s, (logit_order)o));
     return w;
 }
+
 static void report_grid(report *r)
 {
     static const char *const cols[] = { "cases", "worst online", "worst two-pass",
-                                        "largest excess", "bound", "worst |sum - 1|", NULL };
-    table *t = report_table(r, "grid", "Online vs two-pass error over the test grid (ulps of 2^-24)", cols);
+                                        "largest excess", "bound", "worst |sum - 1|",
+                                        NULL };
+    table *t = report_table(r, "grid", "Online vs two-pass error over the test grid"
+                                       " (ulps of 2^-24)", cols);
     grid_summary w = summarize_grid();
-    char a[32], b[32], c[32], d[32], e[32], list[256];
-    table_rowf(t, "%zu|%s|%s|%s|%s|%s", w.cases, fmt_num(a, w.online), fmt_num(b, w.two_pass),
-               fmt_num(c, w.excess), fmt_num(d, ONLINE_EXCESS_ULPS), fmt_num(e, w.sum_dev));
+    char a[32], b[32], c[32], d[32], e[32];
+    table_rowf(t, "%zu|%s|%s|%s|%s|%s", w.cases, fmt_num(a, w.online),
+               fmt_num(b, w.two_pass), fmt_num(c, w.excess),
+               fmt_num(d, ONLINE_EXCESS_ULPS), fmt_num(e, w.sum_dev));
+    char list[256];
+    report_note(r, "The largest excess, the bound the tests hold it to, and the grid:");
     report_fact(r, "grid_excess", c);
     report_factf(r, "excess_bound", "%.0f", ONLINE_EXCESS_ULPS);
     report_factf(r, "grid_seeds", "%d", GRID_SEEDS);
@@ -440,6 +505,7 @@ static void report_grid(report *r)
     report_fact(r, "grid_blocks", join_sizes(list, sizeof list, grid_blocks,
                                              sizeof grid_blocks / sizeof *grid_blocks));
 }
+
 static void grouping_row(table *t, const char *name, softmax_partial s, double l_ref)
 {
     char a[32], b[32], c[32];
@@ -453,10 +519,13 @@ static double reference_sum(const float *x, size_t n, float m)
     for (size_t i = 0; i < n; i++) l += exp((double)x[i] - m);
     return l;
 }
+
 static void report_groupings(report *r, const tensor *x, unsigned long seed)
 {
-    static const char *const cols[] = { "grouping", "m", "l", "error of l (2^-24)", NULL };
-    table *t = report_table(r, "groupings", "Row 0 in blocks of 64, merged four ways", cols);
+    static const char *const cols[] = { "grouping", "m", "l", "error of l (2^-24)",
+                                        NULL };
+    table *t = report_table(r, "groupings", "Row 0 in blocks of 64, merged four ways",
+                            cols);
     size_t n = x->shape[1], block = 64, k_max = (n + block - 1) / block;
     softmax_partial *parts = fa_alloc(fa_mul(k_max, sizeof *parts));
     size_t k = split_into_partials(x->data, n, block, parts);
@@ -471,20 +540,24 @@ static void report_groupings(report *r, const tensor *x, unsigned long seed)
     grouping_row(t, "random order", merge_random(parts, k, &g), l_ref);
     fa_free(parts);
 }
+
 static void report_thresholds(report *r)
 {
     char a[32];
-    float f32 = exp_f32_last_finite(), f16 = exp_f16_last_finite();
+    report_note(r, "Where exp overflows: ln of the largest finite value, and the last\n"
+                   "input whose exp is finite, in fp32 and in fp16:");
     report_factf(r, "fp32_limit", "%.1f", log((double)FLT_MAX));
     report_factf(r, "fp16_limit", "%.1f", log(65504.0));
     report_fact(r, "ln_flt_max", fmt_num(a, log((double)FLT_MAX)));
     report_fact(r, "ln_half_max", fmt_num(a, log(65504.0)));
+    float f32 = exp_f32_last_finite(), f16 = exp_f16_last_finite();
     report_factf(r, "f32_last_finite", "%.6f", f32);
     report_factf(r, "f16_last_finite", "%.7g", f16);
     report_factf(r, "f16_first_inf", "%.7g", f16_next_up(f16));
     report_fact(r, "f16_last_exp", fmt_int(a, llround(exp((double)f16))));
     report_fact(r, "f16_first_exp", fmt_int(a, llround(exp((double)f16_next_up(f16)))));
 }
+
 static void naive_row(table *t, const char *name, const char *limit, softmax_tally s)
 {
     char a[32], b[32], c[32], d[32], e[32];
@@ -493,62 +566,83 @@ static void naive_row(table *t, const char *name, const char *limit, softmax_tal
                fmt_int(b, s.infinities), fmt_int(c, s.nans),
                fmt_int(d, s.infinities + s.nans), bad ? "n/a" : fmt_num(e, s.error));
 }
-static void report_naive(report *r, const tensor *x, double huge)
+
+typedef struct { softmax_tally n32, n16, s16, h32, hon; double huge; } naive_tallies;
+
+static naive_tallies tally_all_variants(const tensor *x, double huge)
 {
-    static const char *const cols[] = { "softmax", "largest exp argument", "overflows past",
-                                        "inf", "NaN", "bad values", "max error", NULL };
-    table *t = report_table(r, "naive", "Softmax with and without the max subtracted", cols);
-    char f32[32], f16[32];
-    fmt_num(f32, log((double)FLT_MAX));
-    fmt_num(f16, log(65504.0));
-    softmax_tally n32 = tally_variant(x, NAIVE_F32, 0), n16 = tally_variant(x, NAIVE_F16, 0);
-    softmax_tally s16 = tally_variant(x, SHIFTED_F16, 0);
-    naive_row(t, "fp32, no max subtraction", f32, n32);
-    naive_row(t, "fp16, no max subtraction", f16, n16);
-    naive_row(t, "fp16, max subtracted", f16, s16);
+    naive_tallies v = { .n32 = tally_variant(x, NAIVE_F32, 0),
+                        .n16 = tally_variant(x, NAIVE_F16, 0),
+                        .s16 = tally_variant(x, SHIFTED_F16, 0), .huge = huge };
     tensor big = tensor_new(2, x->shape);
     for (size_t i = 0; i < tensor_count(x); i++) big.data[i] = x->data[i] * (float)huge;
-    softmax_tally h32 = tally_variant(&big, NAIVE_F32, 0), hon = tally_variant(&big, ONLINE_F32, 64);
-    char name[64];
-    snprintf(name, sizeof name, "fp32, %gx logits, no max subtraction", huge);
-    naive_row(t, name, f32, h32);
-    snprintf(name, sizeof name, "fp32, %gx logits, online (block 64)", huge);
-    naive_row(t, name, f32, hon);
+    v.h32 = tally_variant(&big, NAIVE_F32, 0);
+    v.hon = tally_variant(&big, ONLINE_F32, 64);
     tensor_free(&big);
+    return v;
+}
+
+static void report_naive(report *r, const naive_tallies *v)
+{
+    static const char *const cols[] = { "softmax", "largest exp argument",
+                                        "overflows past", "inf", "NaN", "bad values",
+                                        "max error", NULL };
+    table *t = report_table(r, "naive", "Softmax with and without the max subtracted",
+                            cols);
+    char f32[32], f16[32], big32[64], big_online[64];
+    fmt_num(f32, log((double)FLT_MAX));
+    fmt_num(f16, log(65504.0));
+    snprintf(big32, sizeof big32, "fp32, %gx logits, no max subtraction", v->huge);
+    snprintf(big_online, sizeof big_online, "fp32, %gx logits, online (block 64)",
+             v->huge);
+    naive_row(t, "fp32, no max subtraction", f32, v->n32);
+    naive_row(t, "fp16, no max subtraction", f16, v->n16);
+    naive_row(t, "fp16, max subtracted", f16, v->s16);
+    naive_row(t, big32, f32, v->h32);
+    naive_row(t, big_online, f32, v->hon);
+}
+
+static void naive_facts(report *r, const tensor *x, const naive_tallies *v)
+{
     char a[32];
-    size_t rows = x->shape[0], cols_n = x->shape[1];
-    report_fact(r, "fp32_bad", fmt_int(a, n32.infinities + n32.nans));
-    report_fact(r, "naive_fp32_ulps", fmt_num(a, n32.error / PROB_ULP));
-    report_fact(r, "fp16_inf", fmt_int(a, n16.infinities));
-    report_fact(r, "fp16_nan", fmt_int(a, n16.nans));
-    report_fact(r, "fp16_bad", fmt_int(a, n16.infinities + n16.nans));
-    report_fact(r, "fp16_zero", fmt_int(a, n16.zeros));
-    report_fact(r, "fp16_shifted_error", fmt_num(a, s16.error));
-    report_factf(r, "huge_scale", "%g", huge);
-    report_fact(r, "huge_fp32_bad", fmt_int(a, h32.infinities + h32.nans));
-    report_fact(r, "huge_online_bad", fmt_int(a, hon.infinities + hon.nans));
-    report_fact(r, "values", fmt_int(a, (long long)(rows * cols_n)));
+    report_note(r, "Bad values (infinities and NaNs) and errors of the softmaxes"
+                   " above:");
+    report_fact(r, "fp32_bad", fmt_int(a, v->n32.infinities + v->n32.nans));
+    report_fact(r, "naive_fp32_ulps", fmt_num(a, v->n32.error / PROB_ULP));
+    report_fact(r, "fp16_inf", fmt_int(a, v->n16.infinities));
+    report_fact(r, "fp16_nan", fmt_int(a, v->n16.nans));
+    report_fact(r, "fp16_bad", fmt_int(a, v->n16.infinities + v->n16.nans));
+    report_fact(r, "fp16_zero", fmt_int(a, v->n16.zeros));
+    report_fact(r, "fp16_shifted_error", fmt_num(a, v->s16.error));
+    report_factf(r, "huge_scale", "%g", v->huge);
+    report_fact(r, "huge_fp32_bad", fmt_int(a, v->h32.infinities + v->h32.nans));
+    report_fact(r, "huge_online_bad", fmt_int(a, v->hon.infinities + v->hon.nans));
+    report_fact(r, "values", fmt_int(a, (long long)tensor_count(x)));
     f16_damage dmg = measure_f16_damage(x);
     report_fact(r, "fp16_zero_largest", fmt_num(a, dmg.zero_largest));
     report_fact(r, "fp16_outside_nan", fmt_num(a, dmg.outside_nan));
     char over[256] = "", at[256] = "";
-    for (size_t i = 0; i < rows; i++) {
-        const float *row = x->data + i * cols_n;
+    for (size_t i = 0; i < x->shape[0]; i++) {
+        const float *row = x->data + i * x->shape[1];
         snprintf(over + strlen(over), sizeof over - strlen(over), "%s%ld",
-                 i ? ", " : "", f16_overflows(row, cols_n));
+                 i ? ", " : "", f16_overflows(row, x->shape[1]));
         snprintf(at + strlen(at), sizeof at - strlen(at), "%s%zu",
-                 i ? ", " : "", f16_sum_overflow_at(row, cols_n));
+                 i ? ", " : "", f16_sum_overflow_at(row, x->shape[1]));
     }
     report_fact(r, "fp16_over_rows", over);
     report_fact(r, "fp16_sum_inf_at", at);
 }
+
 static void write_histogram(const char *dir, const tensor *x)
 {
     size_t n = tensor_count(x);
     float lo = x->data[0], hi = x->data[0];
-    for (size_t i = 0; i < n; i++) { lo = fminf(lo, x->data[i]); hi = fmaxf(hi, x->data[i]); }
+    for (size_t i = 0; i < n; i++) {
+        lo = fminf(lo, x->data[i]);
+        hi = fmaxf(hi, x->data[i]);
+    }
     FILE *f = data_file(dir, "ch03_logits.dat");
-    fprintf(f, "# bin centre, logits with finite fp16 exp, logits whose fp16 exp overflows\n");
+    fprintf(f, "# bin centre, logits whose fp16 exp is finite, is infinite\n");
     for (float b = floorf(lo); b <= hi; b += 1.0f) {
         long finite = 0, over = 0;
         for (size_t i = 0; i < n; i++)
@@ -563,6 +657,7 @@ static void write_histogram(const char *dir, const tensor *x)
     fprintf(l, "%.4f\n%.4f\n%.4f\n", log(65504.0), hi, log((double)FLT_MAX));
     fclose(l);
 }
+
 static void write_block_sweep(const char *dir, const tensor *x)
 {
     size_t n = x->shape[1];
@@ -575,22 +670,27 @@ static void write_block_sweep(const char *dir, const tensor *x)
     }
     fclose(f);
 }
+
 typedef struct {
     long seed, rows, cols, block;
     double scale, huge;
     bool json;
     const char *data;
 } ch03_options;
+
 static ch03_options parse_options(int argc, char **argv)
 {
-    ch03_options o = { .seed = 0, .rows = 4, .cols = 2048, .scale = 8.0, .huge = 1000.0 };
+    ch03_options o = { .seed = 0, .rows = 4, .cols = 2048, .scale = 8.0,
+                       .huge = 1000.0 };
     const option opts[] = {
         { "seed", OPT_INT, &o.seed, 0, 4294967295.0, "S", "torch.manual_seed(S)" },
         { "rows", OPT_INT, &o.rows, 1, 65536, "N", "rows of logits" },
         { "cols", OPT_INT, &o.cols, 1, 16777216, "N", "logits per row" },
         { "scale", OPT_DOUBLE, &o.scale, 1e-6, 1e6, "X", "multiply torch.randn by X" },
-        { "huge", OPT_DOUBLE, &o.huge, 1.0, 1e6, "X", "multiply the logits by X for the huge-logit rows" },
-        { "block", OPT_INT, &o.block, 1, 16777216, "B", "also report block size B (none unless given)" },
+        { "huge", OPT_DOUBLE, &o.huge, 1.0, 1e6, "X",
+          "multiply the logits by X for the huge-logit rows" },
+        { "block", OPT_INT, &o.block, 1, 16777216, "B",
+          "also report block size B (none unless given)" },
         { "json", OPT_FLAG, &o.json, 0, 0, NULL, "print JSON instead of text" },
         { "data", OPT_STRING, &o.data, 0, 0, "DIR", "write the figure data into DIR" },
     };
@@ -599,11 +699,15 @@ static ch03_options parse_options(int argc, char **argv)
                   opts, sizeof opts / sizeof opts[0]);
     return o;
 }
+
 int main(int argc, char **argv)
 {
     ch03_options o = parse_options(argc, argv);
-    tensor x = make_logits((unsigned long)o.seed, (size_t)o.rows, (size_t)o.cols, o.scale);
+    tensor x = make_logits((unsigned long)o.seed, (size_t)o.rows, (size_t)o.cols,
+                           o.scale);
     report *r = report_new("ch03_compose", o.json);
+    report_note(r, "Partial softmaxes compose; what the running max is for.\n"
+                   "The logits: torch.manual_seed(seed); torch.randn(rows, cols) * scale.");
     report_factf(r, "seed", "%ld", o.seed);
     report_factf(r, "rows", "%ld", o.rows);
     report_factf(r, "cols", "%ld", o.cols);
@@ -614,7 +718,9 @@ int main(int argc, char **argv)
     report_grid(r);
     report_groupings(r, &x, (unsigned long)o.seed);
     report_thresholds(r);
-    report_naive(r, &x, o.huge);
+    naive_tallies v = tally_all_variants(&x, o.huge);
+    report_naive(r, &v);
+    naive_facts(r, &x, &v);
     if (o.data) {
         write_histogram(o.data, &x);
         write_block_sweep(o.data, &x);

@@ -12,7 +12,11 @@
 #include "harness.h"
 #include "attention.h"
 
-enum { FP32_BYTES = 4, BF16_BYTES = 2 };
+enum {
+    FP32_BYTES = 4,   /* float32 */
+    BF16_BYTES = 2    /* bfloat16 */
+};
+
 typedef struct {
     size_t layers, heads, kv_heads, head_dim, elem_bytes, context;
 } model_shape;
@@ -21,6 +25,7 @@ typedef struct {
    num_key_value_heads 8, hidden_size 4096 (head dim 4096 / 32 = 128),
    torch_dtype bfloat16, max_position_embeddings 131072 */
 static const model_shape LLAMA_3_1_8B = { 32, 32, 8, 128, BF16_BYTES, 131072 };
+
 size_t score_matrix_bytes(size_t heads, size_t n, size_t elem_bytes)
 {
     return fa_mul(fa_mul(heads, fa_mul(n, n)), elem_bytes);
@@ -35,6 +40,7 @@ size_t tile_bytes(size_t heads, size_t block_q, size_t block_k, size_t elem_byte
 {
     return fa_mul(fa_mul(heads, block_q), fa_mul(block_k, elem_bytes));
 }
+
 size_t kv_cache_bytes_per_token(size_t layers, size_t kv_heads, size_t head_dim,
                                 size_t elem_bytes)
 {
@@ -47,6 +53,7 @@ static size_t model_kv_bytes(const model_shape *m, size_t n)
                                                 m->elem_bytes);
     return fa_mul(per_token, n);
 }
+
 static const double A100_DECIMAL = 80e9;                      /* "80 GB" read as 10^9 */
 static const double A100_BINARY = 80.0 * 1024 * 1024 * 1024;  /* read as 2^30 */
 
@@ -56,6 +63,7 @@ size_t cards_needed(double bytes, double card_bytes)
 {
     return (size_t)ceil(bytes / card_bytes);
 }
+
 enum { LANES = 16 };   /* floats per group: one 512-bit register */
 
 static void add_scaled(float *restrict y, float a, const float *restrict x, size_t n)
@@ -67,8 +75,9 @@ static void add_scaled(float *restrict y, float a, const float *restrict x, size
     for (; j < n; j++)
         y[j] += a * x[j];
 }
-static void add_four_scaled(float *restrict y, const float a[4], const float *restrict x,
-                            size_t stride, size_t n)
+
+static void add_four_scaled(float *restrict y, const float a[4],
+                            const float *restrict x, size_t stride, size_t n)
 {
     const float *x0 = x, *x1 = x + stride, *x2 = x + 2 * stride, *x3 = x + 3 * stride;
     size_t j = 0;
@@ -79,12 +88,14 @@ static void add_four_scaled(float *restrict y, const float a[4], const float *re
     for (; j < n; j++)
         y[j] = y[j] + a[0] * x0[j] + a[1] * x1[j] + a[2] * x2[j] + a[3] * x3[j];
 }
+
 static void transpose_keys(const float *k, size_t nk, size_t d, float *keys_t)
 {
     for (size_t j = 0; j < nk; j++)
         for (size_t c = 0; c < d; c++)
             keys_t[c * nk + j] = k[j * d + c];
 }
+
 static float row_max(const float *x, size_t n)
 {
     float lane[LANES];
@@ -98,6 +109,7 @@ static float row_max(const float *x, size_t n)
     for (; j < n; j++) m = x[j] > m ? x[j] : m;
     return m;
 }
+
 static void score_row(const float *qi, const float *keys_t, size_t nk, size_t d,
                       float scale, float *row)
 {
@@ -113,7 +125,9 @@ static void softmax_in_place(float *row, size_t n)
     for (size_t j = 0; j < n; j++) { row[j] = expf(row[j] - m); sum += row[j]; }
     for (size_t j = 0; j < n; j++) row[j] /= sum;
 }
-static void output_row(const float *probs, const float *v, size_t nk, size_t d, float *out)
+
+static void output_row(const float *probs, const float *v, size_t nk, size_t d,
+                       float *out)
 {
     memset(out, 0, d * sizeof *out);
     size_t j = 0;
@@ -122,6 +136,7 @@ static void output_row(const float *probs, const float *v, size_t nk, size_t d, 
     for (; j < nk; j++)
         add_scaled(out, probs[j], v + j * d, d);
 }
+
 typedef struct naive_job naive_job;
 struct naive_job {
     const attn_params *p;
@@ -130,6 +145,7 @@ struct naive_job {
     size_t row0, row1;             /* rows row0 .. row1-1 */
     void (*pass)(const naive_job *);
 };
+
 static void score_rows(const naive_job *job)
 {
     const attn_params *p = job->p;
@@ -146,6 +162,7 @@ static void output_rows(const naive_job *job)
     for (size_t i = job->row0; i < job->row1; i++)
         output_row(job->scores + i * p->nk, job->v, p->nk, p->d, job->o + i * p->d);
 }
+
 enum { MAX_THREADS = 64 };
 
 static void *run_job(void *arg)
@@ -154,6 +171,7 @@ static void *run_job(void *arg)
     job->pass(job);
     return NULL;
 }
+
 static void split_rows(naive_job job, size_t threads)
 {
     pthread_t tid[MAX_THREADS];
@@ -171,6 +189,7 @@ static void split_rows(naive_job job, size_t threads)
         else part[t].pass(&part[t]);
     }
 }
+
 void naive_all_heads(const attn_params *p, const float *q, const float *k,
                      const float *v, float *o, size_t threads, size_t *rss_with_scores)
 {
@@ -184,7 +203,7 @@ void naive_all_heads(const attn_params *p, const float *q, const float *k,
                    threads);
     }
     fa_free(keys_t);
-    if (rss_with_scores != NULL)
+    if (rss_with_scores != NULL)   /* every head's probabilities are alive here */
         *rss_with_scores = process_peak_rss();
     for (size_t h = 0; h < heads; h++)
         split_rows((naive_job){ .p = p, .v = v + h * nk * d,
@@ -193,6 +212,7 @@ void naive_all_heads(const attn_params *p, const float *q, const float *k,
                    threads);
     fa_free(scores);
 }
+
 typedef struct {
     size_t inputs;      /* bytes of Q, K, V, O, allocated before the path ran */
     size_t fa_peak;     /* the allocator's peak while the path ran, inputs included */
@@ -203,6 +223,7 @@ typedef struct {
 } path_memory;
 
 typedef enum { NAIVE_PATH, TILED_PATH } path_kind;
+
 typedef struct { float *q, *k, *v, *o; } qkvo;
 
 static qkvo qkvo_new(const attn_params *p, uint32_t seed)
@@ -219,10 +240,12 @@ static qkvo qkvo_new(const attn_params *p, uint32_t seed)
     torch_randn(&g, t.v, nk);
     return t;
 }
+
 static void qkvo_free(qkvo *t)
 {
     fa_free(t->q); fa_free(t->k); fa_free(t->v); fa_free(t->o);
 }
+
 static size_t tiled_first_rows(const attn_params *p, const qkvo *t, size_t rows)
 {
     attn_stats st = { 0 };
@@ -238,6 +261,7 @@ static size_t tiled_first_rows(const attn_params *p, const qkvo *t, size_t rows)
                         t->v + h * p->nk * p->d, t->o + h * p->nq * p->d, &st);
     return st.peak_tile_bytes;
 }
+
 path_memory measure_path(path_kind kind, const attn_params *p, uint32_t seed,
                          size_t threads, size_t tiled_rows)
 {
@@ -258,6 +282,7 @@ path_memory measure_path(path_kind kind, const attn_params *p, uint32_t seed,
     qkvo_free(&t);
     return m;
 }
+
 static bool write_all(int fd, const void *buf, size_t bytes)
 {
     const char *at = buf;
@@ -270,6 +295,7 @@ static bool write_all(int fd, const void *buf, size_t bytes)
     }
     return true;
 }
+
 static bool read_all(int fd, void *buf, size_t bytes)
 {
     char *at = buf;
@@ -282,8 +308,9 @@ static bool read_all(int fd, void *buf, size_t bytes)
     }
     return true;
 }
-path_memory measure_in_fresh_process(path_kind kind, const attn_params *p, uint32_t seed,
-                                     size_t threads, size_t tiled_rows)
+
+path_memory measure_in_fresh_process(path_kind kind, const attn_params *p,
+                                     uint32_t seed, size_t threads, size_t tiled_rows)
 {
     int fd[2];
     fflush(stdout);
@@ -308,6 +335,7 @@ path_memory measure_in_fresh_process(path_kind kind, const attn_params *p, uint3
     }
     return m;
 }
+
 typedef struct {
     long seq, heads, dim, block, threads, tiled_rows, seed;
     bool json;
@@ -321,6 +349,7 @@ typedef struct {
     size_t n;
     path_memory naive, tiled;
 } memory_row;
+
 static size_t block_at(const ch06_settings *s, size_t n)
 {
     return (size_t)s->block < n ? (size_t)s->block : n;
@@ -332,6 +361,7 @@ static attn_params problem_at(const ch06_settings *s, size_t n)
     p.block_q = p.block_k = block_at(s, n);
     return p;
 }
+
 static void refuse_what_cannot_fit(const ch06_settings *s, size_t n)
 {
     size_t heads = (size_t)s->heads, d = (size_t)s->dim;
@@ -344,6 +374,7 @@ static void refuse_what_cannot_fit(const ch06_settings *s, size_t n)
                   "this machine has %s", n, fmt_bytes(a, (double)need),
                   fmt_bytes(b, (double)have));
 }
+
 memory_row measure_row(const ch06_settings *s, size_t n)
 {
     attn_params p = problem_at(s, n);
@@ -359,6 +390,7 @@ memory_row measure_row(const ch06_settings *s, size_t n)
                                          (size_t)s->tiled_rows);
     return row;
 }
+
 static void memory_table_row(table *t, const ch06_settings *s, const memory_row *row)
 {
     size_t h = (size_t)s->heads, n = row->n, d = (size_t)s->dim, b = block_at(s, n);
@@ -373,25 +405,40 @@ static void memory_table_row(table *t, const ch06_settings *s, const memory_row 
                fmt_bytes(c[5], (double)(row->tiled.fa_peak - row->tiled.inputs)),
                fmt_bytes(c[6], (double)row->tiled.rss_peak));
 }
-static void memory_table(report *r, const ch06_settings *s, const memory_row *rows, size_t count)
+
+static void memory_table(report *r, const ch06_settings *s, const memory_row *rows,
+                         size_t count)
 {
     static const char *const columns[] = {
         "n", "scores", "+ Q,K,V,O", "naive, allocator", "naive, process",
         "tiles, all heads", "tiled residual", "tiled, process", NULL };
-    table *t = report_table(r, "memory",
-                            "Memory of the naive and the tiled path, measured", columns);
+    char title[160] = "Memory of the naive and the tiled path, measured";
+    if (s->tiled_rows > 0 && s->tiled_rows < s->seq)
+        snprintf(title + strlen(title), sizeof title - strlen(title),
+                 " (tiled path: the first %ld query rows of each head)", s->tiled_rows);
+    table *t = report_table(r, "memory", title, columns);
     for (size_t i = 0; i < count; i++)
         memory_table_row(t, s, &rows[i]);
 }
+
+static size_t tiled_residual(const memory_row *row)
+{
+    return row->tiled.fa_peak - row->tiled.inputs;
+}
+
+static bool same_residual_everywhere(const memory_row *rows, size_t count)
+{
+    for (size_t i = 1; i < count; i++)
+        if (tiled_residual(&rows[i]) != tiled_residual(&rows[0])) return false;
+    return true;
+}
+
 static void residual_facts(report *r, const ch06_settings *s, const memory_row *rows,
                            size_t count)
 {
-    size_t residual = rows[0].tiled.fa_peak - rows[0].tiled.inputs;
-    bool same = true;
-    for (size_t i = 1; i < count; i++)
-        same = same && rows[i].tiled.fa_peak - rows[i].tiled.inputs == residual;
-    size_t b = (size_t)s->block;
+    size_t residual = tiled_residual(&rows[0]), b = (size_t)s->block;
     size_t all_heads = tile_bytes((size_t)s->heads, b, b, FP32_BYTES);
+    bool same = same_residual_everywhere(rows, count);
     char a[32];
     report_fact(r, "tiled_residual", fmt_bytes(a, (double)residual));
     report_fact(r, "tiled_residual_bytes", fmt_int(a, (long long)residual));
@@ -400,6 +447,7 @@ static void residual_facts(report *r, const ch06_settings *s, const memory_row *
     report_fact(r, "residual_over_tiles",
                 fmt_num(a, (double)residual / (double)all_heads));
 }
+
 static void measured_facts(report *r, const ch06_settings *s, const memory_row *rows,
                            size_t count)
 {
@@ -408,6 +456,9 @@ static void measured_facts(report *r, const ch06_settings *s, const memory_row *
     size_t analytic = score_matrix_bytes(h, n, FP32_BYTES)
                     + qkvo_bytes(h, n, d, FP32_BYTES);
     char a[32];
+    report_note(r, "The largest length: the naive peak against the formula, the\n"
+                   "resident sets, the times, and the tiled residual (what the\n"
+                   "tiled kernel allocated for itself):");
     report_fact(r, "naive_peak_bytes", fmt_int(a, (long long)last->naive.fa_peak));
     report_fact(r, "analytic_bytes", fmt_int(a, (long long)analytic));
     report_fact(r, "naive_over_analytic",
@@ -415,12 +466,16 @@ static void measured_facts(report *r, const ch06_settings *s, const memory_row *
     report_fact(r, "naive_rss", fmt_bytes(a, (double)last->naive.rss_peak));
     report_fact(r, "rss_start", fmt_bytes(a, (double)last->naive.rss_start));
     report_fact(r, "tiled_rss", fmt_bytes(a, (double)last->tiled.rss_peak));
-    size_t rows_run = s->tiled_rows == 0 || (size_t)s->tiled_rows > n ? n : (size_t)s->tiled_rows;
+    size_t rows_run = n;
+    if (s->tiled_rows > 0 && (size_t)s->tiled_rows < n) rows_run = (size_t)s->tiled_rows;
     report_factf(r, "naive_seconds", "%.1f", last->naive.seconds);
-    report_factf(r, "tiled_seconds", "%.1f", last->tiled.seconds);
-    report_factf(r, "tiled_full_seconds", "%.1f", last->tiled.seconds * (double)n / (double)rows_run);
+    report_factf(r, "tiled_seconds", "%.2f", last->tiled.seconds);
+    report_factf(r, "tiled_full_seconds", "%.1f",
+                 last->tiled.seconds * (double)n / (double)rows_run);
     residual_facts(r, s, rows, count);
 }
+
+/* from twice the largest measured length to Llama 3.1 8B's context */
 static const size_t EXTRAPOLATED[] = { 8192, 16384, 32768, 131072 };
 enum { EXTRAPOLATED_SIZES = sizeof EXTRAPOLATED / sizeof EXTRAPOLATED[0] };
 
@@ -439,9 +494,12 @@ static void extrapolation_table(report *r, const ch06_settings *s)
         table_rowf(t, "%zu|%s|%s", n, fmt_bytes(a, ours), fmt_bytes(b, llama));
     }
 }
+
 static void model_facts(report *r, const model_shape *m)
 {
     char a[32];
+    report_note(r, "Llama 3.1 8B's shape, its score matrix at the full context, and\n"
+                   "the A100 80 GB cards that would hold it, 80 GB read both ways:");
     report_factf(r, "llama_layers", "%zu", m->layers);
     report_factf(r, "llama_heads", "%zu", m->heads);
     report_factf(r, "llama_kv_heads", "%zu", m->kv_heads);
@@ -449,11 +507,13 @@ static void model_facts(report *r, const model_shape *m)
     report_fact(r, "llama_context", fmt_int(a, (long long)m->context));
     report_factf(r, "gqa_factor", "%zu", m->heads / m->kv_heads);
 }
+
 static void extrapolated_facts(report *r)
 {
     const model_shape *m = &LLAMA_3_1_8B;
     double bytes = (double)score_matrix_bytes(m->heads, m->context, m->elem_bytes);
     char a[32];
+    model_facts(r, m);
     report_fact(r, "llama_score_context", fmt_bytes(a, bytes));
     report_fact(r, "llama_score_context_bytes", fmt_int(a, (long long)bytes));
     report_fact(r, "a100_decimal_bytes", fmt_int(a, (long long)A100_DECIMAL));
@@ -463,25 +523,28 @@ static void extrapolated_facts(report *r)
     report_factf(r, "cards_decimal", "%zu", cards_needed(bytes, A100_DECIMAL));
     report_fact(r, "cards_binary_exact", fmt_num(a, cards_exact(bytes, A100_BINARY)));
     report_factf(r, "cards_binary", "%zu", cards_needed(bytes, A100_BINARY));
-    model_facts(r, m);
 }
+
+static void kv_cache_row(table *t, const model_shape *m, size_t n)
+{
+    double kv = (double)model_kv_bytes(m, n);
+    double score = (double)score_matrix_bytes(m->heads, n, m->elem_bytes);
+    char a[32], b[32];
+    table_rowf(t, "%zu|%s|%s|%.0fx", n, fmt_bytes(a, kv), fmt_bytes(b, score),
+               score / kv);
+}
+
 static void kv_cache_table(report *r)
 {
     static const char *const columns[] = { "n", "KV cache, all layers",
-                                           "score matrix, one layer", "score / KV cache",
-                                           NULL };
-    const model_shape *m = &LLAMA_3_1_8B;
+                                           "score matrix, one layer",
+                                           "score / KV cache", NULL };
     table *t = report_table(r, "kv_cache",
                             "Llama 3.1 8B (bf16): KV cache and score matrix", columns);
-    for (size_t i = 0; i < EXTRAPOLATED_SIZES; i++) {
-        size_t n = EXTRAPOLATED[i];
-        double kv = (double)model_kv_bytes(m, n);
-        double score = (double)score_matrix_bytes(m->heads, n, m->elem_bytes);
-        char a[32], b[32];
-        table_rowf(t, "%zu|%s|%s|%.0fx", n, fmt_bytes(a, kv), fmt_bytes(b, score),
-                   score / kv);
-    }
+    for (size_t i = 0; i < EXTRAPOLATED_SIZES; i++)
+        kv_cache_row(t, &LLAMA_3_1_8B, EXTRAPOLATED[i]);
 }
+
 static void kv_cache_facts(report *r)
 {
     const model_shape *m = &LLAMA_3_1_8B;
@@ -489,12 +552,14 @@ static void kv_cache_facts(report *r)
     double kv = (double)model_kv_bytes(m, m->context);
     double score = (double)score_matrix_bytes(m->heads, m->context, m->elem_bytes);
     char a[32];
+    report_note(r, "Llama 3.1 8B's KV cache, per token and at the full context:");
     report_fact(r, "kv_per_token_bytes", fmt_int(a, (long long)per_token));
     report_factf(r, "kv_per_token_kib", "%zu", per_token / 1024);
     report_fact(r, "kv_context", fmt_bytes(a, kv));
     report_factf(r, "score_over_kv_context", "%.0f", score / kv);
     report_factf(r, "score_kv_divisor", "%zu", per_token / (m->heads * m->elem_bytes));
 }
+
 static const double MIB = 1024.0 * 1024.0;
 
 static void write_measured(const char *dir, const memory_row *rows, size_t count)
@@ -508,33 +573,37 @@ static void write_measured(const char *dir, const memory_row *rows, size_t count
                 rows[i].tiled.rss_peak / MIB);
     if (fclose(f) != 0) die_usage("ch06_memory", "cannot write ch06_measured.dat");
 }
-static void write_formulas(const char *dir, const ch06_settings *s, size_t smallest)
+
+static void formula_line(FILE *f, const ch06_settings *s, size_t n)
 {
     size_t h = (size_t)s->heads, d = (size_t)s->dim, b = (size_t)s->block;
     const model_shape *m = &LLAMA_3_1_8B;
+    fprintf(f, "%zu %.6f %.6f %.6f %.6f %.6f\n", n,
+            score_matrix_bytes(h, n, FP32_BYTES) / MIB,
+            score_matrix_bytes(m->heads, n, m->elem_bytes) / MIB,
+            qkvo_bytes(h, n, d, FP32_BYTES) / MIB,
+            tile_bytes(h, b, b, FP32_BYTES) / MIB, model_kv_bytes(m, n) / MIB);
+}
+
+static void write_formulas(const char *dir, const ch06_settings *s, size_t smallest)
+{
     FILE *f = data_file(dir, "ch06_formulas.dat");
     fprintf(f, "# n score_fp32 score_llama_bf16 qkvo_fp32 tile_all_heads kv_llama"
                " (MiB)\n");
     for (size_t n = smallest; n <= 131072; n *= 2)
-        fprintf(f, "%zu %.6f %.6f %.6f %.6f %.6f\n", n,
-                score_matrix_bytes(h, n, FP32_BYTES) / MIB,
-                score_matrix_bytes(m->heads, n, m->elem_bytes) / MIB,
-                qkvo_bytes(h, n, d, FP32_BYTES) / MIB,
-                tile_bytes(h, b, b, FP32_BYTES) / MIB,
-                model_kv_bytes(m, n) / MIB);
+        formula_line(f, s, n);
     if (fclose(f) != 0) die_usage("ch06_memory", "cannot write ch06_formulas.dat");
 }
+
 static ch06_settings read_settings(int argc, char **argv)
 {
     ch06_settings s = { .seq = 4096, .heads = 8, .dim = 64, .block = 128, .threads = 2,
                         .tiled_rows = 128, .seed = 0 };
     const option opts[] = {
-        { "seq", OPT_INT, &s.seq, 8, 1048576, "N",
-          "largest length; also N/2, N/4, N/8" },
+        { "seq", OPT_INT, &s.seq, 8, 1048576, "N", "largest length; also N/2, N/4, N/8" },
         { "heads", OPT_INT, &s.heads, 1, 1024, "H", "heads" },
         { "dim", OPT_INT, &s.dim, 1, 1024, "D", "head dimension" },
-        { "block", OPT_INT, &s.block, 1, 65536, "B",
-          "tile size of the tiled kernel" },
+        { "block", OPT_INT, &s.block, 1, 65536, "B", "tile size of the tiled kernel" },
         { "threads", OPT_INT, &s.threads, 1, MAX_THREADS, "T",
           "threads of the naive driver" },
         { "tiled-rows", OPT_INT, &s.tiled_rows, 0, 1048576, "R",
@@ -549,12 +618,20 @@ static ch06_settings read_settings(int argc, char **argv)
                   opts, sizeof opts / sizeof opts[0]);
     return s;
 }
+
 static void settings_facts(report *r, const ch06_settings *s, const memory_row *rows,
                            size_t count)
 {
     char a[32];
     size_t n = rows[count - 1].n, h = (size_t)s->heads, d = (size_t)s->dim;
     size_t b = (size_t)s->block;
+    char note[192] = "Memory of naive and tiled attention, measured; the tiled path runs\n"
+                     "every query row.";
+    if (s->tiled_rows > 0 && s->tiled_rows < s->seq)
+        snprintf(note, sizeof note, "Memory of naive and tiled attention, measured. The"
+                 " tiled path runs only\nthe first %ld query rows of each head;"
+                 " --tiled-rows 0 runs them all.", s->tiled_rows);
+    report_note(r, note);
     report_factf(r, "heads", "%ld", s->heads);
     report_factf(r, "dim", "%ld", s->dim);
     report_factf(r, "block", "%ld", s->block);
@@ -562,13 +639,13 @@ static void settings_facts(report *r, const ch06_settings *s, const memory_row *
     report_factf(r, "largest_n", "%zu", n);
     report_factf(r, "sizes", "%zu, %zu, %zu and %zu", rows[0].n, rows[1].n, rows[2].n,
                  rows[3].n);
+    report_fact(r, "tiled_rows", s->tiled_rows == 0 ? "all" : fmt_int(a, s->tiled_rows));
     report_factf(r, "naive_gflop", "%.1f",
                  4.0 * (double)h * (double)n * (double)n * (double)d / 1e9);
-    if (s->tiled_rows == 0) report_fact(r, "tiled_rows", "all");
-    else report_factf(r, "tiled_rows", "%ld", s->tiled_rows);
     report_fact(r, "tile_all_heads",
                 fmt_bytes(a, (double)tile_bytes(h, b, b, FP32_BYTES)));
 }
+
 int main(int argc, char **argv)
 {
     ch06_settings s = read_settings(argc, argv);

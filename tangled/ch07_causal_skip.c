@@ -1,11 +1,20 @@
 /* ch07_causal_skip.c — tangled from chapters/ch07_causal_skip.nw. */
 #include <stdbool.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include "harness.h"
 #include "attention.h"
 
-typedef enum { TILE_FULL, TILE_DIAGONAL, TILE_SKIPPED } tile_state;
+typedef enum {
+    TILE_FULL,       /* every entry visible: compute, no mask */
+    TILE_DIAGONAL,   /* the diagonal crosses it: compute, then mask */
+    TILE_SKIPPED     /* every entry hidden: compute nothing */
+} tile_state;
+
+typedef struct {
+    size_t total, computed, skipped, diagonal;
+    size_t scores;   /* entries of the computed tiles */
+} tile_counts;
+
 /* the tile of query rows q0..q1 and key columns k0..k1, inclusive */
 tile_state causal_tile_state(size_t q0, size_t q1, size_t k0, size_t k1)
 {
@@ -13,11 +22,9 @@ tile_state causal_tile_state(size_t q0, size_t q1, size_t k0, size_t k1)
     if (k1 <= q0) return TILE_FULL;
     return TILE_DIAGONAL;
 }
-typedef struct {
-    size_t total, computed, skipped, diagonal;
-    size_t scores;   /* entries of the computed tiles */
-} tile_counts;
+
 static size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
+
 tile_counts count_causal_tiles(size_t nq, size_t nk, size_t block_q, size_t block_k)
 {
     tile_counts c = { 0 };
@@ -25,8 +32,7 @@ tile_counts count_causal_tiles(size_t nq, size_t nk, size_t block_q, size_t bloc
         const size_t rows = min_size(block_q, nq - q0);
         for (size_t k0 = 0; k0 < nk; k0 += block_k) {
             const size_t cols = min_size(block_k, nk - k0);
-            const tile_state s = causal_tile_state(q0, q0 + rows - 1,
-                                                   k0, k0 + cols - 1);
+            const tile_state s = causal_tile_state(q0, q0 + rows - 1, k0, k0 + cols - 1);
             c.total++;
             if (s == TILE_SKIPPED) { c.skipped++; continue; }
             c.computed++;
@@ -36,16 +42,26 @@ tile_counts count_causal_tiles(size_t nq, size_t nk, size_t block_q, size_t bloc
     }
     return c;
 }
+
 size_t blocks_of(size_t n, size_t block) { return (n + block - 1) / block; }
 
-double skipped_fraction_closed_form(size_t T) { return (double)(T - 1) / (2.0 * (double)T); }
+double skipped_fraction_closed_form(size_t T)
+{
+    return (double)(T - 1) / (2.0 * (double)T);
+}
 
-double flop_ratio_closed_form(size_t T) { return (double)(T + 1) / (2.0 * (double)T); }
 bool closed_form_holds(tile_counts c, size_t T)
 {
     return 2 * T * c.skipped == (T - 1) * c.total;
 }
-attn_stats run_causal_kernel(size_t n, size_t heads, size_t d, size_t block, uint32_t seed)
+
+double flop_ratio_closed_form(size_t T)   /* (T+1)/(2T): share of the scores computed */
+{
+    return (double)(T + 1) / (2.0 * (double)T);
+}
+
+attn_stats run_causal_kernel(size_t n, size_t heads, size_t d, size_t block,
+                             uint32_t seed)
 {
     attn_params p = attn_default(1, heads, n, n, d);
     p.causal = true;
@@ -61,6 +77,7 @@ attn_stats run_causal_kernel(size_t n, size_t heads, size_t d, size_t block, uin
     fa_free(q); fa_free(k); fa_free(v); fa_free(o);
     return st;
 }
+
 bool kernel_agrees(attn_stats st, tile_counts c, size_t heads)
 {
     return st.tiles_total == c.total * heads
@@ -68,6 +85,7 @@ bool kernel_agrees(attn_stats st, tile_counts c, size_t heads)
         && st.tiles_skipped == c.skipped * heads
         && st.tiles_masked == c.diagonal * heads;
 }
+
 typedef struct {
     long seq, heads, dim, map_block, seed;
     bool json;
@@ -76,47 +94,74 @@ typedef struct {
 
 static const size_t BLOCKS[] = { 128, 256, 512 };
 enum { BLOCK_COUNT = sizeof BLOCKS / sizeof BLOCKS[0] };
+
+static void counts_row(table *t, size_t n, size_t block)
+{
+    tile_counts c = count_causal_tiles(n, n, block, block);
+    char tiles[32], pct[32], frac[32], closed[32];
+    fmt_pct(pct, (double)c.skipped / (double)c.total);
+    fmt_num(frac, (double)c.scores / ((double)n * (double)n));
+    fmt_num(closed, flop_ratio_closed_form(blocks_of(n, block)));
+    table_rowf(t, "%zu|%s|%zu|%zu|%s|%zu|%s|%s", block,
+               fmt_int(tiles, (long long)c.total), c.computed, c.skipped, pct,
+               c.diagonal, frac, closed);
+}
+
 static void counts_table(report *r, size_t n)
 {
     static const char *const columns[] = { "block", "tiles", "computed", "skipped",
                                            "skipped %", "diagonal", "scores computed",
                                            "(T+1)/(2T)", NULL };
     table *t = report_table(r, "causal", "Causal tiles per head", columns);
-    for (size_t i = 0; i < BLOCK_COUNT; i++) {
-        tile_counts c = count_causal_tiles(n, n, BLOCKS[i], BLOCKS[i]);
-        size_t T = blocks_of(n, BLOCKS[i]);
-        char pct[32], frac[32], closed[32];
-        fmt_pct(pct, (double)c.skipped / (double)c.total);
-        fmt_num(frac, (double)c.scores / ((double)n * (double)n));
-        fmt_num(closed, flop_ratio_closed_form(T));
-        table_rowf(t, "%zu|%zu|%zu|%zu|%s|%zu|%s|%s", BLOCKS[i], c.total, c.computed,
-                   c.skipped, pct, c.diagonal, frac, closed);
-    }
+    for (size_t i = 0; i < BLOCK_COUNT; i++)
+        counts_row(t, n, BLOCKS[i]);
 }
+
+static bool kernel_row(table *t, const ch07_settings *s, size_t block)
+{
+    const size_t n = (size_t)s->seq, heads = (size_t)s->heads;
+    attn_stats st = run_causal_kernel(n, heads, (size_t)s->dim, block,
+                                      (uint32_t)s->seed);
+    bool agrees = kernel_agrees(st, count_causal_tiles(n, n, block, block), heads);
+    char tiles[32];
+    table_rowf(t, "%zu|%s|%zu|%zu|%zu|%s", block,
+               fmt_int(tiles, (long long)st.tiles_total), st.tiles_computed,
+               st.tiles_skipped, st.tiles_masked, agrees ? "yes" : "no");
+    return agrees;
+}
+
 static bool kernel_table(report *r, const ch07_settings *s)
 {
     static const char *const columns[] = { "block", "tiles", "computed", "skipped",
                                            "masked", "agrees", NULL };
-    const size_t n = (size_t)s->seq, heads = (size_t)s->heads;
     table *t = report_table(r, "kernel",
                             "attention_tiled with the causal mask, all heads", columns);
     bool all = true;
-    for (size_t i = 0; i < BLOCK_COUNT; i++) {
-        const size_t b = BLOCKS[i];
-        attn_stats st = run_causal_kernel(n, heads, (size_t)s->dim, b, (uint32_t)s->seed);
-        bool agrees = kernel_agrees(st, count_causal_tiles(n, n, b, b), heads);
-        all = all && agrees;
-        table_rowf(t, "%zu|%zu|%zu|%zu|%zu|%s", b, st.tiles_total, st.tiles_computed,
-                   st.tiles_skipped, st.tiles_masked, agrees ? "yes" : "no");
-    }
+    for (size_t i = 0; i < BLOCK_COUNT; i++)
+        all = kernel_row(t, s, BLOCKS[i]) && all;
     return all;
 }
+
 typedef struct { size_t n, block; } size_pair;
 static const size_pair CHECKED[] = {
     { 2048, 64 }, { 2048, 100 }, { 2048, 300 }, { 2048, 1000 }, { 2048, 2048 },
     { 1000, 7 }, { 65, 64 }, { 4096, 128 }, { 131072, 128 }, { 1, 1 },
 };
 enum { CHECKED_COUNT = sizeof CHECKED / sizeof CHECKED[0] };
+
+static bool closed_form_row(table *t, size_t n, size_t block)
+{
+    size_t T = blocks_of(n, block);
+    tile_counts c = count_causal_tiles(n, n, block, block);
+    bool holds = closed_form_holds(c, T);
+    char sk[32], total[32], f1[32], f2[32];
+    table_rowf(t, "%zu|%zu|%zu|%s|%s|%s|%s|%s", n, block, T,
+               fmt_int(sk, (long long)c.skipped), fmt_int(total, (long long)c.total),
+               fmt_num(f1, (double)c.skipped / (double)c.total),
+               fmt_num(f2, skipped_fraction_closed_form(T)), holds ? "yes" : "no");
+    return holds;
+}
+
 static bool closed_form_table(report *r)
 {
     static const char *const columns[] = { "n", "block", "T", "skipped", "total",
@@ -125,18 +170,11 @@ static bool closed_form_table(report *r)
     table *t = report_table(r, "closed_form", "Skipped fraction: count and closed form",
                             columns);
     bool all = true;
-    for (size_t i = 0; i < CHECKED_COUNT; i++) {
-        size_t n = CHECKED[i].n, b = CHECKED[i].block, T = blocks_of(n, b);
-        tile_counts c = count_causal_tiles(n, n, b, b);
-        char f1[32], f2[32];
-        all = all && closed_form_holds(c, T);
-        table_rowf(t, "%zu|%zu|%zu|%zu|%zu|%s|%s|%s", n, b, T, c.skipped, c.total,
-                   fmt_num(f1, (double)c.skipped / (double)c.total),
-                   fmt_num(f2, skipped_fraction_closed_form(T)),
-                   closed_form_holds(c, T) ? "yes" : "no");
-    }
+    for (size_t i = 0; i < CHECKED_COUNT; i++)
+        all = closed_form_row(t, CHECKED[i].n, CHECKED[i].block) && all;
     return all;
 }
+
 static void write_tile_map(const char *dir, size_t n, size_t block)
 {
     FILE *f = data_file(dir, "ch07_tilemap.dat");
@@ -151,6 +189,7 @@ static void write_tile_map(const char *dir, size_t n, size_t block)
         }
     if (fclose(f) != 0) die_usage("ch07_causal_skip", "cannot write ch07_tilemap.dat");
 }
+
 static ch07_settings read_settings(int argc, char **argv)
 {
     ch07_settings s = { .seq = 2048, .heads = 2, .dim = 64, .map_block = 256,
@@ -159,8 +198,7 @@ static ch07_settings read_settings(int argc, char **argv)
         { "seq", OPT_INT, &s.seq, 1, 65536, "N", "sequence length" },
         { "heads", OPT_INT, &s.heads, 1, 64, "H", "heads of the kernel run" },
         { "dim", OPT_INT, &s.dim, 1, 1024, "D", "head dimension of the kernel run" },
-        { "map-block", OPT_INT, &s.map_block, 1, 65536, "B",
-          "block size of the tile map" },
+        { "map-block", OPT_INT, &s.map_block, 1, 65536, "B", "block size of the tile map" },
         { "seed", OPT_INT, &s.seed, 0, 4294967295.0, "S", "random seed" },
         { "json", OPT_FLAG, &s.json, 0, 0, NULL, "print JSON" },
         { "data", OPT_STRING, &s.data, 0, 0, "DIR", "write the tile map into DIR" },
@@ -170,16 +208,30 @@ static ch07_settings read_settings(int argc, char **argv)
                   opts, sizeof opts / sizeof opts[0]);
     return s;
 }
+
+static void settings_facts(report *r, const ch07_settings *s)
+{
+    report_note(r, "Tiles a causal mask lets a tiled kernel skip.\n"
+                   "Settings: sequence length, heads and head dimension of the\n"
+                   "kernel run, block size of the tile map.");
+    report_factf(r, "seq", "%ld", s->seq);
+    report_factf(r, "heads", "%ld", s->heads);
+    report_factf(r, "dim", "%ld", s->dim);
+    report_factf(r, "map_block", "%ld", s->map_block);
+}
+
 static void indexed_fact(report *r, const char *name, size_t i, const char *value)
 {
     char key[32];
     snprintf(key, sizeof key, "%s_%zu", name, i);
     report_fact(r, key, value);
 }
-static void count_facts(report *r, const ch07_settings *s)
+
+static void count_facts(report *r, size_t n)
 {
-    const size_t n = (size_t)s->seq;
     char v[32];
+    report_note(r, "The counts of the table by line (_0, _1, _2); exact_ratio is the\n"
+                   "share of the scores the mask itself keeps, (n+1)/(2n).");
     for (size_t i = 0; i < BLOCK_COUNT; i++) {
         tile_counts c = count_causal_tiles(n, n, BLOCKS[i], BLOCKS[i]);
         indexed_fact(r, "block", i, fmt_int(v, (long long)BLOCKS[i]));
@@ -190,25 +242,24 @@ static void count_facts(report *r, const ch07_settings *s)
     }
     report_fact(r, "exact_ratio", fmt_num(v, (double)(n + 1) / (2.0 * (double)n)));
 }
-static void settings_facts(report *r, const ch07_settings *s)
+
+static void closed_form_facts(report *r, bool holds)
 {
     char a[32];
-    report_factf(r, "seq", "%ld", s->seq);
-    report_factf(r, "heads", "%ld", s->heads);
-    report_factf(r, "dim", "%ld", s->dim);
-    report_factf(r, "map_block", "%ld", s->map_block);
     tile_counts at_128k = count_causal_tiles(131072, 131072, 128, 128);
+    report_fact(r, "closed_form_holds", holds ? "yes" : "no");
     report_fact(r, "tiles_128k", fmt_int(a, (long long)at_128k.total));
 }
+
 int main(int argc, char **argv)
 {
     ch07_settings s = read_settings(argc, argv);
     report *r = report_new("ch07_causal_skip", s.json);
     settings_facts(r, &s);
     counts_table(r, (size_t)s.seq);
-    count_facts(r, &s);
+    count_facts(r, (size_t)s.seq);
     report_fact(r, "kernel_agrees", kernel_table(r, &s) ? "yes" : "no");
-    report_fact(r, "closed_form_holds", closed_form_table(r) ? "yes" : "no");
+    closed_form_facts(r, closed_form_table(r));
     if (s.data != NULL)
         write_tile_map(s.data, (size_t)s.seq, (size_t)s.map_block);
     report_finish(r, stdout);

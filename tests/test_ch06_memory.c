@@ -19,6 +19,7 @@ typedef struct {
 } path_memory;
 
 typedef enum { NAIVE_PATH, TILED_PATH } path_kind;
+
 int chapter_main(int argc, char **argv);
 size_t score_matrix_bytes(size_t heads, size_t n, size_t elem_bytes);
 size_t qkvo_bytes(size_t heads, size_t n, size_t d, size_t elem_bytes);
@@ -31,22 +32,24 @@ void naive_all_heads(const attn_params *p, const float *q, const float *k,
                      const float *v, float *o, size_t threads, size_t *rss_with_scores);
 path_memory measure_path(path_kind kind, const attn_params *p, uint32_t seed,
                          size_t threads, size_t tiled_rows);
-path_memory measure_in_fresh_process(path_kind kind, const attn_params *p, uint32_t seed,
-                                     size_t threads, size_t tiled_rows);
+path_memory measure_in_fresh_process(path_kind kind, const attn_params *p,
+                                     uint32_t seed, size_t threads, size_t tiled_rows);
 static const double MiB = 1024.0 * 1024.0, GiB = 1024.0 * 1024.0 * 1024.0;
+
 Test(ch06_memory, score_matrix_of_8_fp32_heads)
 {
     const size_t n[] = { 512, 1024, 2048, 4096 };
     const char *printed[] = { "8.0 MiB", "32.0 MiB", "128.0 MiB", "512.0 MiB" };
     char b[32];
     for (size_t i = 0; i < 4; i++) {
-        size_t bytes = score_matrix_bytes(8, n[i], 4);
-        cr_assert_eq(bytes, 8 * 4 * n[i] * n[i]);
-        cr_assert_str_eq(fmt_bytes(b, (double)bytes), printed[i]);
+        cr_assert_eq(score_matrix_bytes(8, n[i], 4), 8 * 4 * n[i] * n[i]);
+        double bytes = (double)score_matrix_bytes(8, n[i], 4);
+        cr_assert_str_eq(fmt_bytes(b, bytes), printed[i]);
     }
     cr_assert_str_eq(fmt_bytes(b, (double)tile_bytes(8, 128, 128, 4)), "0.5 MiB");
     cr_assert_eq(qkvo_bytes(8, 4096, 64, 4), 32 * 1024 * 1024);
 }
+
 Test(ch06_memory, extrapolation_to_128k)
 {
     const size_t n[] = { 8192, 16384, 32768, 131072 };
@@ -56,9 +59,11 @@ Test(ch06_memory, extrapolation_to_128k)
         cr_assert_eq((double)score_matrix_bytes(32, n[i], 2), llama_gib[i] * GiB);
     }
     char b[32];
-    cr_assert_str_eq(fmt_bytes(b, (double)score_matrix_bytes(32, 131072, 2)), "1.0 TiB");
+    cr_assert_str_eq(fmt_bytes(b, (double)score_matrix_bytes(32, 131072, 2)),
+                     "1.0 TiB");
     cr_assert_str_eq(fmt_bytes(b, (double)score_matrix_bytes(8, 8192, 4)), "2.0 GiB");
 }
+
 Test(ch06_memory, a100_cards_at_128k)
 {
     double tib = (double)score_matrix_bytes(32, 131072, 2);
@@ -75,6 +80,7 @@ Test(ch06_memory, llama_kv_cache)
     cr_assert_eq(per_token, 131072);
     cr_assert_eq((double)(per_token * 131072), 16 * GiB);
 }
+
 Test(ch06_memory, naive_driver_is_attention)
 {
     attn_params p = attn_default(1, 3, 37, 37, 20);
@@ -91,6 +97,7 @@ Test(ch06_memory, naive_driver_is_attention)
     cr_assert(max_abs_diff_fd(o1, ref, count) < 1e-6);
     cr_assert_eq(memcmp(o1, o3, count * 4), 0);
 }
+
 Test(ch06_memory, naive_peak_is_the_score_matrix)
 {
     const size_t n[] = { 512, 1024 };
@@ -104,6 +111,7 @@ Test(ch06_memory, naive_peak_is_the_score_matrix)
         cr_assert(m.rss_peak - m.rss_start >= score_matrix_bytes(8, n[i], 4));
     }
 }
+
 Test(ch06_memory, tiled_residual_is_independent_of_n)
 {
     const size_t n[] = { 128, 256, 512, 1024, 2048 };
@@ -121,6 +129,7 @@ Test(ch06_memory, tiled_residual_is_independent_of_n)
         cr_assert_eq(all.fa_peak - all.inputs, residual, "n = %zu", n[i]);
     }
 }
+
 static char *run_program(const char *const args[], int count)
 {
     static char out[65536];
@@ -138,6 +147,7 @@ static char *run_program(const char *const args[], int count)
     fclose(capture);
     return out;
 }
+
 static void expect_fact(const char *json, const char *key, const char *value)
 {
     char quoted[128];
@@ -149,6 +159,7 @@ static void expect_fact(const char *json, const char *key, const char *value)
     cr_assert_eq(strncmp(at + 1, value, strlen(value)), 0, "%s: %.20s", key, at);
     cr_assert_eq(at[1 + strlen(value)], '"', "%s: %.20s", key, at);
 }
+
 Test(ch06_memory, receipts_of_a_short_run)
 {
     const char *args[] = { "ch06_memory", "--seq", "256", "--block", "32", "--json",
@@ -162,7 +173,9 @@ Test(ch06_memory, receipts_of_a_short_run)
     expect_fact(json, "kv_context", "16.0 GiB");
     expect_fact(json, "score_over_kv_context", "64");
     expect_fact(json, "tiled_residual_same", "yes");
+    expect_fact(json, "tiled_rows", "128");
     expect_fact(json, "sizes", "32, 64, 128 and 256");
+    cr_assert_not_null(strstr(json, "the first 128 query rows of each head"));
 }
 
 Test(ch06_memory, refuses_what_cannot_fit, .exit_code = 2, .init = cr_redirect_stderr)

@@ -1,15 +1,25 @@
 /* test_ch07_causal_skip.c — tangled from chapters/ch07_causal_skip.nw. */
+#define _POSIX_C_SOURCE 200809L   /* dup, dup2 and fileno are POSIX */
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>
 #include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 #include "harness.h"
 #include "attention.h"
 
-typedef enum { TILE_FULL, TILE_DIAGONAL, TILE_SKIPPED } tile_state;
+typedef enum {
+    TILE_FULL,       /* every entry visible: compute, no mask */
+    TILE_DIAGONAL,   /* the diagonal crosses it: compute, then mask */
+    TILE_SKIPPED     /* every entry hidden: compute nothing */
+} tile_state;
+
 typedef struct {
     size_t total, computed, skipped, diagonal;
     size_t scores;   /* entries of the computed tiles */
 } tile_counts;
+
 int chapter_main(int argc, char **argv);
 tile_state causal_tile_state(size_t q0, size_t q1, size_t k0, size_t k1);
 tile_counts count_causal_tiles(size_t nq, size_t nk, size_t block_q, size_t block_k);
@@ -17,8 +27,10 @@ size_t blocks_of(size_t n, size_t block);
 double skipped_fraction_closed_form(size_t T);
 double flop_ratio_closed_form(size_t T);
 bool closed_form_holds(tile_counts c, size_t T);
-attn_stats run_causal_kernel(size_t n, size_t heads, size_t d, size_t block, uint32_t seed);
+attn_stats run_causal_kernel(size_t n, size_t heads, size_t d, size_t block,
+                             uint32_t seed);
 bool kernel_agrees(attn_stats st, tile_counts c, size_t heads);
+
 Test(ch07_causal_skip, counts_at_2048)
 {
     const size_t block[] = { 128, 256, 512 }, computed[] = { 136, 36, 10 },
@@ -34,15 +46,17 @@ Test(ch07_causal_skip, counts_at_2048)
         cr_assert_str_eq(fmt_pct(b, (double)c.skipped / (double)c.total), pct[i]);
     }
 }
+
 Test(ch07_causal_skip, tile_states)
 {
     cr_assert_eq(causal_tile_state(0, 127, 128, 255), TILE_SKIPPED);
     cr_assert_eq(causal_tile_state(128, 255, 0, 127), TILE_FULL);
     cr_assert_eq(causal_tile_state(0, 127, 0, 127), TILE_DIAGONAL);
-    cr_assert_eq(causal_tile_state(5, 5, 5, 5), TILE_FULL);  /* 1x1, on the diagonal */
+    cr_assert_eq(causal_tile_state(5, 5, 5, 5), TILE_FULL);      /* 1x1, diagonal */
     cr_assert_eq(causal_tile_state(0, 9, 9, 12), TILE_DIAGONAL); /* one visible entry */
     cr_assert_eq(causal_tile_state(0, 9, 10, 12), TILE_SKIPPED);
 }
+
 Test(ch07_causal_skip, closed_form_equals_the_count)
 {
     for (size_t n = 1; n <= 300; n++)
@@ -59,6 +73,7 @@ Test(ch07_causal_skip, closed_form_equals_the_count)
                                skipped_fraction_closed_form(T), 1e-15);
         }
 }
+
 Test(ch07_causal_skip, score_fraction_when_the_block_divides_n)
 {
     const size_t block[] = { 1, 2, 16, 64, 128, 256, 512, 2048 };
@@ -66,12 +81,13 @@ Test(ch07_causal_skip, score_fraction_when_the_block_divides_n)
         size_t n = 2048, T = n / block[i];
         tile_counts c = count_causal_tiles(n, n, block[i], block[i]);
         cr_assert_eq(2 * T * c.scores, (T + 1) * n * n, "block %zu", block[i]);
-        cr_assert_float_eq((double)c.scores / (double)(n * n), flop_ratio_closed_form(T),
-                           1e-15);
+        cr_assert_float_eq((double)c.scores / (double)(n * n),
+                           flop_ratio_closed_form(T), 1e-15);
     }
     tile_counts odd = count_causal_tiles(2048, 2048, 300, 300);
     cr_assert_neq(2 * 7 * odd.scores, 8 * 2048 * 2048);
 }
+
 Test(ch07_causal_skip, kernel_counts_at_2048)
 {
     attn_stats st = run_causal_kernel(2048, 2, 16, 128, 0);
@@ -80,15 +96,17 @@ Test(ch07_causal_skip, kernel_counts_at_2048)
     cr_assert_eq(st.tiles_skipped, 240);
     cr_assert_eq(st.tiles_masked, 32);
 }
+
+static const size_t KERNEL_SHAPES[][6] = {  /* nq, nk, block_q, block_k, batch, heads */
+    { 100, 100, 7, 7, 1, 1 },     { 100, 60, 16, 8, 1, 2 },    { 60, 100, 8, 16, 2, 1 },
+    { 1, 1, 1, 1, 1, 1 },         { 129, 129, 64, 64, 1, 3 },  { 65, 65, 64, 64, 2, 2 },
+    { 300, 300, 128, 100, 1, 1 }, { 257, 31, 5, 200, 1, 1 },
+};
+
 Test(ch07_causal_skip, kernel_agrees_with_the_count)
 {
-    const size_t shapes[][6] = {   /* nq, nk, block_q, block_k, batch, heads */
-        { 100, 100, 7, 7, 1, 1 },   { 100, 60, 16, 8, 1, 2 },    { 60, 100, 8, 16, 2, 1 },
-        { 1, 1, 1, 1, 1, 1 },       { 129, 129, 64, 64, 1, 3 },  { 300, 300, 128, 100, 1, 1 },
-        { 65, 65, 64, 64, 2, 2 },   { 257, 31, 5, 200, 1, 1 },
-    };
-    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
-        const size_t *s = shapes[i];
+    for (size_t i = 0; i < sizeof KERNEL_SHAPES / sizeof KERNEL_SHAPES[0]; i++) {
+        const size_t *s = KERNEL_SHAPES[i];
         attn_params p = attn_default(s[4], s[5], s[0], s[1], 4);
         p.causal = true;
         p.block_q = s[2];
@@ -103,6 +121,33 @@ Test(ch07_causal_skip, kernel_agrees_with_the_count)
         fa_free(q); fa_free(o); fa_free(k); fa_free(v);
     }
 }
+
+static char *run_program(int argc, const char *const args[])
+{
+    static char out[65536];
+    FILE *capture = tmpfile();
+    int saved = dup(1);
+    fflush(stdout);
+    dup2(fileno(capture), 1);
+    chapter_main(argc, (char **)args);
+    fflush(stdout);
+    dup2(saved, 1);
+    close(saved);
+    rewind(capture);
+    out[fread(out, 1, sizeof out - 1, capture)] = '\0';
+    fclose(capture);
+    return out;
+}
+
+Test(ch07_causal_skip, default_run_agrees_everywhere)
+{
+    const char *const args[] = { "ch07_causal_skip", "--json" };
+    const char *json = run_program(2, args);
+    cr_assert_not_null(strstr(json, "\"kernel_agrees\": \"yes\""), "%s", json);
+    cr_assert_not_null(strstr(json, "\"closed_form_holds\": \"yes\""));
+    cr_assert_not_null(strstr(json, "\"pct_0\": \"47%\""));
+}
+
 Test(ch07_causal_skip, bad_block_is_refused, .exit_code = 2, .init = cr_redirect_stderr)
 {
     const char *args[] = { "ch07_causal_skip", "--map-block", "0", NULL };
