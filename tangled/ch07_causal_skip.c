@@ -23,15 +23,15 @@ tile_state causal_tile_state(size_t q0, size_t q1, size_t k0, size_t k1)
     return TILE_DIAGONAL;
 }
 
-static size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
+static size_t min_count(size_t a, size_t b) { return a < b ? a : b; }
 
 tile_counts count_causal_tiles(size_t nq, size_t nk, size_t block_q, size_t block_k)
 {
     tile_counts c = { 0 };
     for (size_t q0 = 0; q0 < nq; q0 += block_q) {
-        const size_t rows = min_size(block_q, nq - q0);
+        const size_t rows = min_count(block_q, nq - q0);
         for (size_t k0 = 0; k0 < nk; k0 += block_k) {
-            const size_t cols = min_size(block_k, nk - k0);
+            const size_t cols = min_count(block_k, nk - k0);
             const tile_state s = causal_tile_state(q0, q0 + rows - 1, k0, k0 + cols - 1);
             c.total++;
             if (s == TILE_SKIPPED) { c.skipped++; continue; }
@@ -182,15 +182,15 @@ static void write_tile_map(const char *dir, size_t n, size_t block)
                " (0 full, 1 diagonal, 2 skipped)\n", n, block);
     for (size_t a = 0; a * block < n; a++)
         for (size_t b = 0; b * block < n; b++) {
-            size_t q1 = min_size((a + 1) * block, n) - 1;
-            size_t k1 = min_size((b + 1) * block, n) - 1;
+            size_t q1 = min_count((a + 1) * block, n) - 1;
+            size_t k1 = min_count((b + 1) * block, n) - 1;
             tile_state state = causal_tile_state(a * block, q1, b * block, k1);
             fprintf(f, "%zu %zu %d\n", a, b, (int)state);
         }
     if (fclose(f) != 0) die_usage("ch07_causal_skip", "cannot write ch07_tilemap.dat");
 }
 
-static ch07_settings read_settings(int argc, char **argv)
+static ch07_settings read_skip_settings(int argc, char **argv)
 {
     ch07_settings s = { .seq = 2048, .heads = 2, .dim = 64, .map_block = 256,
                         .seed = 0 };
@@ -209,7 +209,7 @@ static ch07_settings read_settings(int argc, char **argv)
     return s;
 }
 
-static void settings_facts(report *r, const ch07_settings *s)
+static void skip_settings_facts(report *r, const ch07_settings *s)
 {
     report_note(r, "Tiles a causal mask lets a tiled kernel skip.\n"
                    "Settings: sequence length, heads and head dimension of the\n"
@@ -253,9 +253,9 @@ static void closed_form_facts(report *r, bool holds)
 
 int main(int argc, char **argv)
 {
-    ch07_settings s = read_settings(argc, argv);
+    ch07_settings s = read_skip_settings(argc, argv);
     report *r = report_new("ch07_causal_skip", s.json);
-    settings_facts(r, &s);
+    skip_settings_facts(r, &s);
     counts_table(r, (size_t)s.seq);
     count_facts(r, (size_t)s.seq);
     report_fact(r, "kernel_agrees", kernel_table(r, &s) ? "yes" : "no");

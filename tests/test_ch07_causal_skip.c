@@ -122,7 +122,7 @@ Test(ch07_causal_skip, kernel_agrees_with_the_count)
     }
 }
 
-static char *run_program(int argc, const char *const args[])
+static char *run_causal_skip(int argc, const char *const args[])
 {
     static char out[65536];
     FILE *capture = tmpfile();
@@ -142,7 +142,7 @@ static char *run_program(int argc, const char *const args[])
 Test(ch07_causal_skip, default_run_agrees_everywhere)
 {
     const char *const args[] = { "ch07_causal_skip", "--json" };
-    const char *json = run_program(2, args);
+    const char *json = run_causal_skip(2, args);
     cr_assert_not_null(strstr(json, "\"kernel_agrees\": \"yes\""), "%s", json);
     cr_assert_not_null(strstr(json, "\"closed_form_holds\": \"yes\""));
     cr_assert_not_null(strstr(json, "\"pct_0\": \"47%\""));
