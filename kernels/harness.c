@@ -1089,16 +1089,16 @@ static void option_details(char *out, size_t len, const option *o)
     bool ranged = o->min < o->max;
     out[0] = '\0';
     if (o->kind == OPT_INT && ranged)
-        snprintf(out, len, " (%.0f to %.0f; default %ld)", o->min, o->max,
+        snprintf(out, len, " [%.0f to %.0f; default %ld]", o->min, o->max,
                  *(long *)o->target);
     else if (o->kind == OPT_INT)
-        snprintf(out, len, " (default %ld)", *(long *)o->target);
+        snprintf(out, len, " [default %ld]", *(long *)o->target);
     else if (o->kind == OPT_DOUBLE && ranged)
-        snprintf(out, len, " (%g to %g; default %g)", o->min, o->max, *(double *)o->target);
+        snprintf(out, len, " [%g to %g; default %g]", o->min, o->max, *(double *)o->target);
     else if (o->kind == OPT_DOUBLE)
-        snprintf(out, len, " (default %g)", *(double *)o->target);
+        snprintf(out, len, " [default %g]", *(double *)o->target);
     else if (o->kind == OPT_STRING && *(const char **)o->target != NULL)
-        snprintf(out, len, " (default %s)", *(const char **)o->target);
+        snprintf(out, len, " [default %s]", *(const char **)o->target);
 }
 
 static size_t usage_width(const option opts[], size_t count)

@@ -779,8 +779,8 @@ Test(options, help_prints_usage_and_exits_0)
         "Tiled attention.\n"
         "\n"
         "options:\n"
-        "  --seq N     sequence length (1 to 65536; default 1024)\n"
-        "  --scale S   softmax scale (default 0.125)\n"
+        "  --seq N     sequence length [1 to 65536; default 1024]\n"
+        "  --scale S   softmax scale [default 0.125]\n"
         "  --json      print JSON\n"
         "  --out FILE  output .npy\n"
         "  --help      show this help and exit\n");
