@@ -4,28 +4,18 @@
 #include <math.h>
 #include "softmax.h"
 
-softmax_partial softmax_partial_empty(void)
-{
-    return (softmax_partial){ -INFINITY, 0.0f };
-}
-
 softmax_partial softmax_partial_of(const float *x, size_t count)
 {
-    float m = -INFINITY;
-    for (size_t i = 0; i < count; i++)
-        if (x[i] > m) m = x[i];
-    if (m == -INFINITY) return softmax_partial_empty();
-    float l = 0.0f;
-    for (size_t i = 0; i < count; i++)
-        l += expf(x[i] - m);
-    return (softmax_partial){ m, l };
+    float m = block_max(x, count);
+    if (m == -INFINITY) return online_start();
+    return (softmax_partial){ m, sum_exp_below(x, count, m) };
 }
 
 softmax_partial softmax_merge(softmax_partial a, softmax_partial b)
 {
     softmax_partial hi = a.max >= b.max ? a : b;
     softmax_partial lo = a.max >= b.max ? b : a;
-    if (hi.max == -INFINITY) return softmax_partial_empty();
+    if (hi.max == -INFINITY) return online_start();
     float rescale = expf(lo.max - hi.max);          /* e^{m_lo - m}, at most 1 */
     return (softmax_partial){ hi.max, hi.sum + lo.sum * rescale };
 }
@@ -33,7 +23,7 @@ softmax_partial softmax_merge(softmax_partial a, softmax_partial b)
 softmax_partial softmax_stream(const float *x, size_t count, size_t block)
 {
     assert(block >= 1);
-    softmax_partial s = softmax_partial_empty();
+    softmax_partial s = online_start();
     for (size_t start = 0; start < count; start += block) {
         size_t len = count - start < block ? count - start : block;
         s = softmax_merge(s, softmax_partial_of(x + start, len));

@@ -3,16 +3,13 @@
 #ifndef SOFTMAX_H
 #define SOFTMAX_H
 #include <stddef.h>
+#include "online_softmax.h"
 
 /* The summary of a block of logits x_i: max = max x_i and
-   sum = sum of exp(x_i - max).  It stands for exp(max) * sum, the block's
-   sum of exp(x_i).  The empty block is (-inf, 0). */
-typedef struct {
-    float max;   /* m: the exponent */
-    float sum;   /* l: the significand, in [1, count] for count logits */
-} softmax_partial;
+   sum = sum of exp(x_i - max), chapter 2's running statistics.  It stands
+   for exp(max) * sum, the block's sum of exp(x_i).  Empty: (-inf, 0). */
+typedef online_stats softmax_partial;
 
-softmax_partial softmax_partial_empty(void);
 softmax_partial softmax_partial_of(const float *x, size_t count);
 softmax_partial softmax_merge(softmax_partial a, softmax_partial b);
 /* block >= 1 */

@@ -178,21 +178,21 @@ size_t split_into_partials(const float *x, size_t n, size_t block,
 
 softmax_partial merge_left(const softmax_partial *parts, size_t k)
 {
-    softmax_partial s = softmax_partial_empty();
+    softmax_partial s = online_start();
     for (size_t i = 0; i < k; i++) s = softmax_merge(s, parts[i]);
     return s;
 }
 
 softmax_partial merge_right(const softmax_partial *parts, size_t k)
 {
-    softmax_partial s = softmax_partial_empty();
+    softmax_partial s = online_start();
     for (size_t i = k; i-- > 0;) s = softmax_merge(parts[i], s);
     return s;
 }
 
 softmax_partial merge_tree(const softmax_partial *parts, size_t k)
 {
-    if (k == 0) return softmax_partial_empty();
+    if (k == 0) return online_start();
     if (k == 1) return parts[0];
     size_t half = k / 2;
     return softmax_merge(merge_tree(parts, half), merge_tree(parts + half, k - half));
@@ -200,7 +200,7 @@ softmax_partial merge_tree(const softmax_partial *parts, size_t k)
 
 softmax_partial merge_random(softmax_partial *parts, size_t k, mt19937 *g)
 {
-    if (k == 0) return softmax_partial_empty();
+    if (k == 0) return online_start();
     for (; k > 1; k--) {
         size_t i = mt_next(g) % k, j = mt_next(g) % (k - 1);
         if (j >= i) j++;

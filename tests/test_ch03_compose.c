@@ -230,7 +230,7 @@ Test(online, one_block_is_the_two_pass_softmax_exactly)
 Test(merge, commutative_with_the_empty_partial_as_identity)
 {
     tensor x = make_logits(5, 1, 300, 8.0);
-    softmax_partial e = softmax_partial_empty(), a = softmax_partial_of(x.data, 100);
+    softmax_partial e = online_start(), a = softmax_partial_of(x.data, 100);
     softmax_partial b = softmax_partial_of(x.data + 100, 200);
     softmax_partial ab = softmax_merge(a, b), ba = softmax_merge(b, a);
     cr_assert(ab.max == ba.max && ab.sum == ba.sum);
