@@ -13,7 +13,6 @@ SHELL       := /bin/sh
 .SUFFIXES:
 
 B           := .build
-CC          ?= gcc
 ifeq ($(origin CC),default)
 CC          := gcc
 endif
@@ -80,10 +79,6 @@ $(B)/obj/%.o: $(B)/L/%.c | $(B)/roots.mk
 $(B)/obj/%.chapter.o: $(B)/L/%.c | $(B)/roots.mk
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -Dmain=chapter_main -c $< -o $@
-
-$(B)/obj/tests/%.o: $(B)/L/tests/%.c | $(B)/roots.mk
-	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -Wno-missing-field-initializers -c $< -o $@
 
 $(B)/libfa.a: $(KERNEL_SRC:%.c=$(B)/obj/%.o)
 	@rm -f $@
