@@ -48,6 +48,13 @@ firing_summary summarize_firings(const stream_step steps[], size_t blocks)
         }
     return f;
 }
+double harmonic_number(size_t count)
+{
+    double h = 0.0;
+    for (size_t t = count; t >= 1; t--)
+        h += 1.0 / (double)t;
+    return h;
+}
 bool is_last_firing(const stream_step steps[], size_t blocks, size_t b)
 {
     for (size_t later = b + 1; later < blocks; later++)
@@ -77,11 +84,16 @@ static void report_walkthrough(report *r, const stream_step steps[], size_t bloc
                    b == 0 ? "-" : fmt_num(c, steps[b].correction), fmt_num(l, steps[b].sum));
     }
     char buf[32];
-    report_fact(r, "ell_1", fmt_num(buf, steps[0].sum));
-    report_fact(r, "correction_2", fmt_num(buf, steps[1].correction));
-    report_fact(r, "ell_2", fmt_num(buf, steps[1].sum));
-    report_fact(r, "correction_3", fmt_num(buf, steps[2].correction));
-    report_fact(r, "ell_3", fmt_num(buf, steps[2].sum));
+    report_fact_labeled(r, "ell_1", "l after block 1",
+                        fmt_num(buf, steps[0].sum));
+    report_fact_labeled(r, "correction_2", "correction at block 2",
+                        fmt_num(buf, steps[1].correction));
+    report_fact_labeled(r, "ell_2", "l after block 2",
+                        fmt_num(buf, steps[1].sum));
+    report_fact_labeled(r, "correction_3", "correction at block 3",
+                        fmt_num(buf, steps[2].correction));
+    report_fact_labeled(r, "ell_3", "l after block 3",
+                        fmt_num(buf, steps[2].sum));
 }
 
 static void report_rebase_checks(report *r, const stream_step steps[])
@@ -91,10 +103,12 @@ static void report_rebase_checks(report *r, const stream_step steps[])
     float recomputed = sum_exp_below(x, WALKTHROUGH_BLOCK, steps[1].running_max);
     float one_shot = sum_exp_below(x, WALKTHROUGH_N, block_max(x, WALKTHROUGH_N));
     char buf[32];
-    report_fact(r, "rebase_multiply", fmt_num(buf, multiplied));
-    report_fact(r, "rebase_recompute", fmt_num(buf, recomputed));
-    report_fact(r, "streamed", fmt_num(buf, steps[2].sum));
-    report_fact(r, "one_shot", fmt_num(buf, one_shot));
+    report_fact_labeled(r, "rebase_multiply", "rebased", fmt_num(buf, multiplied));
+    report_fact_labeled(r, "rebase_recompute", "recomputed", fmt_num(buf, recomputed));
+    report_fact_labeled(r, "streamed", "streamed sum",
+                    fmt_num(buf, steps[2].sum));
+    report_fact_labeled(r, "one_shot", "one-shot sum",
+                    fmt_num(buf, one_shot));
 }
 
 static void report_firings(report *r, const stream_step steps[], size_t blocks)
@@ -113,12 +127,22 @@ static void report_firings(report *r, const stream_step steps[], size_t blocks)
         }
     firing_summary f = summarize_firings(steps, blocks);
     char buf[32];
-    report_fact(r, "fire_count", fmt_int(buf, (long long)f.fired));
-    report_fact(r, "blocks_after_first", fmt_int(buf, (long long)blocks - 1));
-    report_fact(r, "quiet_blocks", fmt_int(buf, (long long)(blocks - 1 - f.fired)));
-    report_fact(r, "fire_blocks", names);
-    report_fact(r, "deepest_correction", fmt_num(buf, f.deepest));
-    report_factf(r, "deepest_correction_3dp", "%.3f", f.deepest);
+    report_fact_labeled(r, "fire_count", "blocks that raise the max",
+                        fmt_int(buf, (long long)f.fired));
+    report_fact_labeled(r, "blocks_after_first", "blocks after the first",
+                        fmt_int(buf, (long long)blocks - 1));
+    report_fact_labeled(r, "quiet_blocks", "blocks that cost nothing",
+                        fmt_int(buf, (long long)(blocks - 1 - f.fired)));
+    report_fact_labeled(r, "fire_blocks", "blocks that fire", names);
+    report_fact_labeled(r, "deepest_correction", "deepest correction",
+                        fmt_num(buf, f.deepest));
+    snprintf(buf, sizeof buf, "%.3f", f.deepest);
+    report_fact_labeled(r, "deepest_correction_3dp", "deepest, 3 decimals", buf);
+    report_fact_labeled(r, "blocks", "blocks in the row", fmt_int(buf, (long long)blocks));
+    report_fact_labeled(r, "records", "records, first block included",
+                        fmt_int(buf, (long long)f.fired + 1));
+    report_fact_labeled(r, "expected_records", "records expected, H_T",
+                        fmt_num(buf, harmonic_number(blocks)));
 }
 
 static void write_rebase_data(const char *dir, const stream_step steps[], size_t blocks)

@@ -19,6 +19,7 @@ typedef struct {
 } firing_summary;
 size_t stream_row(const float *x, size_t n, size_t block, stream_step steps[]);
 firing_summary summarize_firings(const stream_step steps[], size_t blocks);
+double harmonic_number(size_t count);
 static const float six[6] = { 0.4f, 0.9f, 0.5f, 1.8f, 0.6f, 0.7f };
 
 static void expect_printed(float value, const char *printed)
@@ -69,6 +70,7 @@ Test(ch02, the_correction_fires_twice_on_row_0)
     cr_expect_str_eq(fmt_num(buf, f.deepest), "0.0157");
     snprintf(buf, sizeof buf, "%.3f", f.deepest);
     cr_expect_str_eq(buf, "0.016");
+    cr_expect_str_eq(fmt_num(buf, harmonic_number(32)), "4.0585");
     fa_free(x);
 }
 
