@@ -245,8 +245,8 @@ ladder_buffer ladder_buffer_new(size_t slice, int threads)
     if (bytes > fa_physical_memory()) {
         char want[32], have[32];
         fprintf(stderr, "ladder: a probe buffer of %s does not fit in this "
-                "machine's %s\n", ladder_format_size(want, bytes),
-                ladder_format_size(have, fa_physical_memory()));
+                "machine's %s\n", fmt_bytes(want, (double)bytes),
+                fmt_bytes(have, (double)fa_physical_memory()));
         exit(2);
     }
     void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
@@ -334,11 +334,18 @@ static void link_random_cycle(uintptr_t *words, size_t lines, mt19937 *g)
     }
 }
 
-static const uintptr_t *chase(const uintptr_t *p, long steps)
+typedef struct {
+    const uintptr_t *at;
+    long steps;
+} chase_job;
+
+static void chase(void *ctx)
 {
-    for (long s = 0; s < steps; s++)
+    chase_job *j = ctx;
+    const uintptr_t *p = j->at;
+    for (long s = 0; s < j->steps; s++)
         p = (const uintptr_t *)*p;
-    return p;
+    j->at = p;
 }
 
 double ladder_chase_ns(ladder_buffer *b, size_t bytes, long steps,
@@ -349,16 +356,8 @@ double ladder_chase_ns(ladder_buffer *b, size_t bytes, long steps,
         return NAN;
     uintptr_t *words = (uintptr_t *)b->base;
     link_random_cycle(words, lines, g);
-    double seconds[LADDER_MAX_REPEATS];
-    repeats = clamp_count(repeats, LADDER_MAX_REPEATS);
-    const uintptr_t *p = chase(words, steps);
-    for (int r = 0; r < repeats; r++) {
-        double start = now_seconds();
-        p = chase(p, steps);
-        seconds[r] = now_seconds() - start;
-    }
-    words[1] = (uintptr_t)p;
-    return ladder_median(seconds, repeats) / (double)steps * 1e9;
+    chase_job job = { words, steps };
+    return time_median(chase, &job, 1, repeats) / (double)steps * 1e9;
 }
 
 #if defined(__AVX512F__)

@@ -377,9 +377,11 @@ static void report_ladder_ratios(report *r, const ladder_profile *p)
                  "the nominal rate of the time-stamp counter, and there is no "
                  "frequency driver to ask for the real one.", p->nominal_mhz);
     report_fact(r, "clock_note", note);
+    const double ABOUT_NOMINAL = 0.02, mhz = ghz * 1e3;
     const char *vs = p->nominal_mhz <= 0 ? "not comparable with"
-                   : ghz * 1e3 > p->nominal_mhz * 1.02 ? "above"
-                   : ghz * 1e3 < p->nominal_mhz * 0.98 ? "below" : "about";
+                   : mhz > p->nominal_mhz * (1 + ABOUT_NOMINAL) ? "above"
+                   : mhz < p->nominal_mhz * (1 - ABOUT_NOMINAL) ? "below"
+                   : "about";
     report_fact(r, "implied_vs_nominal", vs);
 }
 

@@ -26,13 +26,28 @@ refuses "a positional argument" extra
 refuses "a probe buffer larger than memory" --max-mib 1048576 --threads 8
 if $prog --quick --json --data "$tmp/data" > "$tmp/r.json" 2> "$tmp/progress"
 then ok "a quick run succeeds"; else not_ok "a quick run succeeds"; fi
-for key in score_bytes pass_ms share_all times_all fma_all dram_gbs_all ridge
+for key in fma_all dram_gbs_all ridge l1_ns dram_ns implied_ghz clock_note
 do
     grep -q "\"$key\"" "$tmp/r.json" && ok "the receipts name $key" \
         || not_ok "the receipts name $key"
 done
-grep -q '"score_bytes": "2.0 GiB"' "$tmp/r.json" \
-    && ok "the score matrix is 2.0 GiB" || not_ok "the score matrix is 2.0 GiB"
+while IFS='|' read -r key value; do
+    grep -qF "\"$key\": \"$value\"" "$tmp/r.json" \
+        && ok "receipt $key is $value" || not_ok "receipt $key is $value"
+done <<'RECEIPTS'
+score_bytes|2.0 GiB
+score_bytes_exact|2,147,483,648
+score_passes|4
+operand_total|64.0 MiB
+traffic_ratio|128
+naive_ms|4.3285
+all_sram|20.2 MiB
+share_sm|0.0092
+share_all|0.9888
+times_sm|10,923
+times_all|101
+pass_ms|1.0737
+RECEIPTS
 [ -s "$tmp/data/ch01_ladder.dat" ] && [ -s "$tmp/data/ch01_machine.txt" ] \
     && ok "--data writes both files" || not_ok "--data writes both files"
 [ -s "$tmp/progress" ] && ok "progress goes to stderr" \
