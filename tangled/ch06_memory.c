@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "harness.h"
+#include "online_softmax.h"
 #include "attention.h"
 
 enum {
@@ -64,31 +65,6 @@ size_t cards_needed(double bytes, double card_bytes)
     return (size_t)ceil(bytes / card_bytes);
 }
 
-enum { LANES = 16 };   /* floats per group: one 512-bit register */
-
-static void add_scaled(float *restrict y, float a, const float *restrict x, size_t n)
-{
-    size_t j = 0;
-    for (; j + LANES <= n; j += LANES)
-        for (size_t l = 0; l < LANES; l++)
-            y[j + l] += a * x[j + l];
-    for (; j < n; j++)
-        y[j] += a * x[j];
-}
-
-static void add_four_scaled(float *restrict y, const float a[4],
-                            const float *restrict x, size_t stride, size_t n)
-{
-    const float *x0 = x, *x1 = x + stride, *x2 = x + 2 * stride, *x3 = x + 3 * stride;
-    size_t j = 0;
-    for (; j + LANES <= n; j += LANES)
-        for (size_t l = 0; l < LANES; l++)
-            y[j + l] = y[j + l] + a[0] * x0[j + l] + a[1] * x1[j + l]
-                                + a[2] * x2[j + l] + a[3] * x3[j + l];
-    for (; j < n; j++)
-        y[j] = y[j] + a[0] * x0[j] + a[1] * x1[j] + a[2] * x2[j] + a[3] * x3[j];
-}
-
 static void transpose_keys(const float *k, size_t nk, size_t d, float *keys_t)
 {
     for (size_t j = 0; j < nk; j++)
@@ -96,33 +72,17 @@ static void transpose_keys(const float *k, size_t nk, size_t d, float *keys_t)
             keys_t[c * nk + j] = k[j * d + c];
 }
 
-static float row_max(const float *x, size_t n)
-{
-    float lane[LANES];
-    for (size_t l = 0; l < LANES; l++) lane[l] = -INFINITY;
-    size_t j = 0;
-    for (; j + LANES <= n; j += LANES)
-        for (size_t l = 0; l < LANES; l++)
-            lane[l] = x[j + l] > lane[l] ? x[j + l] : lane[l];
-    float m = -INFINITY;
-    for (size_t l = 0; l < LANES; l++) m = lane[l] > m ? lane[l] : m;
-    for (; j < n; j++) m = x[j] > m ? x[j] : m;
-    return m;
-}
-
 static void score_row(const float *qi, const float *keys_t, size_t nk, size_t d,
                       float scale, float *row)
 {
     memset(row, 0, nk * sizeof *row);
-    for (size_t c = 0; c < d; c++)
-        add_scaled(row, scale * qi[c], keys_t + c * nk, nk);
+    attn_add_weighted_rows(row, qi, keys_t, d, nk);
+    attn_scale_row(row, nk, scale);
 }
 
 static void softmax_in_place(float *row, size_t n)
 {
-    const float m = row_max(row, n);
-    float sum = 0.0f;
-    for (size_t j = 0; j < n; j++) { row[j] = expf(row[j] - m); sum += row[j]; }
+    const float sum = attn_exp_row(row, n, block_max(row, n));
     for (size_t j = 0; j < n; j++) row[j] /= sum;
 }
 
@@ -130,11 +90,7 @@ static void output_row(const float *probs, const float *v, size_t nk, size_t d,
                        float *out)
 {
     memset(out, 0, d * sizeof *out);
-    size_t j = 0;
-    for (; j + 4 <= nk; j += 4)
-        add_four_scaled(out, probs + j, v + j * d, d, d);
-    for (; j < nk; j++)
-        add_scaled(out, probs[j], v + j * d, d);
+    attn_add_weighted_rows(out, probs, v, nk, d);
 }
 
 typedef struct naive_job naive_job;
@@ -191,7 +147,7 @@ static void split_rows(naive_job job, size_t threads)
 }
 
 void naive_all_heads(const attn_params *p, const float *q, const float *k,
-                     const float *v, float *o, size_t threads, size_t *rss_with_scores)
+                     const float *v, float *o, size_t threads)
 {
     const size_t heads = p->batch * p->heads, nq = p->nq, nk = p->nk, d = p->d;
     float *scores = fa_alloc(fa_mul(fa_mul(heads, nq), fa_mul(nk, sizeof(float))));
@@ -203,8 +159,6 @@ void naive_all_heads(const attn_params *p, const float *q, const float *k,
                    threads);
     }
     fa_free(keys_t);
-    if (rss_with_scores != NULL)   /* every head's probabilities are alive here */
-        *rss_with_scores = process_peak_rss();
     for (size_t h = 0; h < heads; h++)
         split_rows((naive_job){ .p = p, .v = v + h * nk * d,
                                 .scores = scores + h * nq * nk, .o = o + h * nq * d,
@@ -217,7 +171,7 @@ typedef struct {
     size_t inputs;      /* bytes of Q, K, V, O, allocated before the path ran */
     size_t fa_peak;     /* the allocator's peak while the path ran, inputs included */
     size_t rss_start;   /* VmHWM when the measurement began */
-    size_t rss_peak;    /* VmHWM with the path's memory in use */
+    size_t rss_peak;    /* VmHWM after the path ran: its peak included */
     size_t tile_stats;  /* attn_stats.peak_tile_bytes (tiled path only) */
     double seconds;     /* how long the path ran */
 } path_memory;
@@ -233,11 +187,7 @@ static qkvo qkvo_new(const attn_params *p, uint32_t seed)
     qkvo t = { fa_alloc(fa_mul(nq, sizeof(float))), fa_alloc(fa_mul(nk, sizeof(float))),
                fa_alloc(fa_mul(nk, sizeof(float))),
                fa_alloc(fa_mul(nq, sizeof(float))) };
-    mt19937 g;
-    mt_seed(&g, seed);
-    torch_randn(&g, t.q, nq);
-    torch_randn(&g, t.k, nk);
-    torch_randn(&g, t.v, nk);
+    attn_draw_inputs(p, seed, t.q, t.k, t.v);
     return t;
 }
 
@@ -271,13 +221,12 @@ path_memory measure_path(path_kind kind, const attn_params *p, uint32_t seed,
     m.inputs = fa_bytes_live() - before;
     fa_reset_peak();
     double start = now_seconds();
-    if (kind == NAIVE_PATH) {
-        naive_all_heads(p, t.q, t.k, t.v, t.o, threads, &m.rss_peak);
-    } else {
+    if (kind == NAIVE_PATH)
+        naive_all_heads(p, t.q, t.k, t.v, t.o, threads);
+    else
         m.tile_stats = tiled_first_rows(p, &t, tiled_rows);
-        m.rss_peak = process_peak_rss();
-    }
     m.seconds = now_seconds() - start;
+    m.rss_peak = process_peak_rss();
     m.fa_peak = fa_bytes_peak() - before;
     qkvo_free(&t);
     return m;

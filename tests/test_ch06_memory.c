@@ -13,7 +13,7 @@ typedef struct {
     size_t inputs;      /* bytes of Q, K, V, O, allocated before the path ran */
     size_t fa_peak;     /* the allocator's peak while the path ran, inputs included */
     size_t rss_start;   /* VmHWM when the measurement began */
-    size_t rss_peak;    /* VmHWM with the path's memory in use */
+    size_t rss_peak;    /* VmHWM after the path ran: its peak included */
     size_t tile_stats;  /* attn_stats.peak_tile_bytes (tiled path only) */
     double seconds;     /* how long the path ran */
 } path_memory;
@@ -29,7 +29,7 @@ size_t kv_cache_bytes_per_token(size_t layers, size_t kv_heads, size_t head_dim,
 double cards_exact(double bytes, double card_bytes);
 size_t cards_needed(double bytes, double card_bytes);
 void naive_all_heads(const attn_params *p, const float *q, const float *k,
-                     const float *v, float *o, size_t threads, size_t *rss_with_scores);
+                     const float *v, float *o, size_t threads);
 path_memory measure_path(path_kind kind, const attn_params *p, uint32_t seed,
                          size_t threads, size_t tiled_rows);
 path_memory measure_in_fresh_process(path_kind kind, const attn_params *p,
@@ -88,11 +88,9 @@ Test(ch06_memory, naive_driver_is_attention)
     float *q = fa_alloc(count * 4), *k = fa_alloc(count * 4), *v = fa_alloc(count * 4);
     float *o1 = fa_alloc(count * 4), *o3 = fa_alloc(count * 4);
     double *ref = fa_alloc(count * 8);
-    mt19937 g;
-    mt_seed(&g, 7);
-    torch_randn(&g, q, count); torch_randn(&g, k, count); torch_randn(&g, v, count);
-    naive_all_heads(&p, q, k, v, o1, 1, NULL);
-    naive_all_heads(&p, q, k, v, o3, 3, NULL);
+    attn_draw_inputs(&p, 7, q, k, v);
+    naive_all_heads(&p, q, k, v, o1, 1);
+    naive_all_heads(&p, q, k, v, o3, 3);
     attention_reference(&p, q, k, v, ref);
     cr_assert(max_abs_diff_fd(o1, ref, count) < 1e-6);
     cr_assert_eq(memcmp(o1, o3, count * 4), 0);
@@ -107,7 +105,6 @@ Test(ch06_memory, naive_peak_is_the_score_matrix)
         size_t analytic = score_matrix_bytes(8, n[i], 4) + qkvo_bytes(8, n[i], 64, 4);
         cr_assert_eq(m.inputs, qkvo_bytes(8, n[i], 64, 4));
         cr_assert_eq(m.fa_peak, analytic + n[i] * 64 * 4);
-        cr_assert((double)m.fa_peak / (double)analytic < 1.03);
         cr_assert(m.rss_peak - m.rss_start >= score_matrix_bytes(8, n[i], 4));
     }
 }

@@ -57,6 +57,26 @@ Test(ch07_causal_skip, tile_states)
     cr_assert_eq(causal_tile_state(0, 9, 10, 12), TILE_SKIPPED);
 }
 
+static tile_state state_by_entries(size_t q0, size_t q1, size_t k0, size_t k1)
+{
+    size_t visible = 0, entries = (q1 - q0 + 1) * (k1 - k0 + 1);
+    for (size_t i = q0; i <= q1; i++)
+        for (size_t j = k0; j <= k1; j++) visible += j <= i;
+    if (visible == 0) return TILE_SKIPPED;
+    return visible == entries ? TILE_FULL : TILE_DIAGONAL;
+}
+
+Test(ch07_causal_skip, tile_states_follow_the_entries)
+{
+    for (size_t q0 = 0; q0 < 12; q0++)
+        for (size_t q1 = q0; q1 < 12; q1++)
+            for (size_t k0 = 0; k0 < 12; k0++)
+                for (size_t k1 = k0; k1 < 12; k1++)
+                    cr_assert_eq(causal_tile_state(q0, q1, k0, k1),
+                                 state_by_entries(q0, q1, k0, k1),
+                                 "rows %zu..%zu, keys %zu..%zu", q0, q1, k0, k1);
+}
+
 Test(ch07_causal_skip, closed_form_equals_the_count)
 {
     for (size_t n = 1; n <= 300; n++)
@@ -68,9 +88,12 @@ Test(ch07_causal_skip, closed_form_equals_the_count)
             cr_assert_eq(c.computed, T * (T + 1) / 2, "n %zu b %zu", n, b);
             cr_assert_eq(c.skipped, T * (T - 1) / 2, "n %zu b %zu", n, b);
             cr_assert_eq(c.diagonal, T - single_rows, "n %zu b %zu", n, b);
+            tile_counts off = c;
+            off.skipped++;
             cr_assert(closed_form_holds(c, T));
-            cr_assert_float_eq((double)c.skipped / (double)c.total,
-                               skipped_fraction_closed_form(T), 1e-15);
+            cr_assert(!closed_form_holds(off, T), "n %zu b %zu", n, b);
+            cr_assert_eq((double)c.skipped / (double)c.total, skipped_fraction_closed_form(T),
+                         "n %zu b %zu", n, b);
         }
 }
 
@@ -81,8 +104,8 @@ Test(ch07_causal_skip, score_fraction_when_the_block_divides_n)
         size_t n = 2048, T = n / block[i];
         tile_counts c = count_causal_tiles(n, n, block[i], block[i]);
         cr_assert_eq(2 * T * c.scores, (T + 1) * n * n, "block %zu", block[i]);
-        cr_assert_float_eq((double)c.scores / (double)(n * n),
-                           flop_ratio_closed_form(T), 1e-15);
+        cr_assert_eq((double)c.scores / (double)(n * n), flop_ratio_closed_form(T),
+                     "block %zu", block[i]);
     }
     tile_counts odd = count_causal_tiles(2048, 2048, 300, 300);
     cr_assert_neq(2 * 7 * odd.scores, 8 * 2048 * 2048);
@@ -95,6 +118,8 @@ Test(ch07_causal_skip, kernel_counts_at_2048)
     cr_assert_eq(st.tiles_computed, 272);
     cr_assert_eq(st.tiles_skipped, 240);
     cr_assert_eq(st.tiles_masked, 32);
+    cr_assert(kernel_agrees(st, count_causal_tiles(2048, 2048, 128, 128), 2));
+    cr_assert(!kernel_agrees(st, count_causal_tiles(2048, 2048, 256, 256), 2));
 }
 
 static const size_t KERNEL_SHAPES[][6] = {  /* nq, nk, block_q, block_k, batch, heads */
