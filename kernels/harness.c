@@ -116,13 +116,17 @@ void torch_rand(mt19937 *g, float *out, size_t count)
         out[i] = mt_uniform(g);
 }
 
+static void bookkeeping_out_of_memory(void)
+{
+    fprintf(stderr, "error: out of memory\n");
+    exit(2);
+}
+
 static void *bookkeeping_alloc(size_t bytes)
 {
     void *p = malloc(bytes ? bytes : 1);
-    if (p == NULL) {
-        fprintf(stderr, "error: out of memory\n");
-        exit(2);
-    }
+    if (p == NULL)
+        bookkeeping_out_of_memory();
     return p;
 }
 
@@ -676,10 +680,8 @@ static void *grow_array(void *array, size_t *capacity, size_t needed, size_t siz
     while (grown < needed)
         grown *= 2;
     array = realloc(array, fa_mul(grown, size));
-    if (array == NULL) {
-        fprintf(stderr, "error: out of memory\n");
-        exit(2);
-    }
+    if (array == NULL)
+        bookkeeping_out_of_memory();
     *capacity = grown;
     return array;
 }
@@ -696,7 +698,7 @@ static char *report_vformat(const char *fmt, va_list args)
 {
     char *text = NULL;
     if (vasprintf(&text, fmt, args) < 0)
-        fa_out_of_memory(0);
+        bookkeeping_out_of_memory();
     return text;
 }
 
@@ -961,19 +963,11 @@ static void print_json_list(FILE *out, char *const strings[], size_t n)
     fputc(']', out);
 }
 
-static void print_json_facts(FILE *out, const report *r)
+static void print_json_fact(FILE *out, const report_item *fact)
 {
-    const char *separator = "\n    ";
-    fputs("  \"facts\": {", out);
-    for (size_t i = 0; i < r->count; i++)
-        if (r->items[i].kind == ITEM_FACT) {
-            fputs(separator, out);
-            print_json_string(out, r->items[i].key);
-            fputs(": ", out);
-            print_json_string(out, r->items[i].text);
-            separator = ",\n    ";
-        }
-    fputs(separator[0] == ',' ? "\n  },\n" : "},\n", out);
+    print_json_string(out, fact->key);
+    fputs(": ", out);
+    print_json_string(out, fact->text);
 }
 
 static void print_json_table(FILE *out, const table *t)
@@ -991,14 +985,18 @@ static void print_json_table(FILE *out, const table *t)
     fputs(t->rows > 0 ? "\n      ]}" : "]}", out);
 }
 
-static void print_json_tables(FILE *out, const report *r)
+static void print_json_members(FILE *out, const report *r, const char *name,
+                               item_kind kind)
 {
     const char *separator = "\n    ";
-    fputs("  \"tables\": {", out);
+    fprintf(out, "  \"%s\": {", name);
     for (size_t i = 0; i < r->count; i++)
-        if (r->items[i].kind == ITEM_TABLE) {
+        if (r->items[i].kind == kind) {
             fputs(separator, out);
-            print_json_table(out, r->items[i].table);
+            if (kind == ITEM_FACT)
+                print_json_fact(out, &r->items[i]);
+            else
+                print_json_table(out, r->items[i].table);
             separator = ",\n    ";
         }
     fputs(separator[0] == ',' ? "\n  },\n" : "},\n", out);
@@ -1010,7 +1008,7 @@ static char *report_text(const report *r)
     size_t length = 0;
     FILE *memory = open_memstream(&text, &length);
     if (memory == NULL)
-        fa_out_of_memory(0);
+        bookkeeping_out_of_memory();
     print_text(memory, r);
     fclose(memory);
     return text;
@@ -1022,8 +1020,8 @@ static void print_json(FILE *out, const report *r)
     fputs("{\n  \"program\": ", out);
     print_json_string(out, r->program);
     fputs(",\n", out);
-    print_json_facts(out, r);
-    print_json_tables(out, r);
+    print_json_members(out, r, "facts", ITEM_FACT);
+    print_json_members(out, r, "tables", ITEM_TABLE);
     fputs("  \"text\": ", out);
     print_json_string(out, text);
     fputs("\n}\n", out);

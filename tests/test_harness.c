@@ -2,6 +2,7 @@
    Tangled from chapters/harness.nw; edit that file, not this one. */
 #define _GNU_SOURCE
 #include "harness.h"
+#include "online_softmax.h"
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
@@ -54,9 +55,16 @@ Test(rng, seed_137_gives_the_reference_words)
     cr_assert_eq(mt_next(&g), 380293709u);
 }
 
-static void expect_floats(const float *x, size_t n, const char *expected)
+typedef void sampler(mt19937 *g, float *out, size_t count);
+
+static void expect_seed_0_draws(sampler *fill, size_t n, const char *expected)
 {
+    mt19937 g;
+    float x[16];
     char text[256] = "";
+    cr_assert(n <= 16);
+    mt_seed(&g, 0);
+    fill(&g, x, n);
     for (size_t i = 0; i < n; i++)
         snprintf(text + strlen(text), sizeof text - strlen(text), "%s%.4f",
                  i ? " " : "", (double)x[i]);
@@ -65,42 +73,35 @@ static void expect_floats(const float *x, size_t n, const char *expected)
 
 Test(rng, rand_matches_torch_rand)
 {
-    mt19937 g;
-    float x[6];
-    mt_seed(&g, 0);
-    torch_rand(&g, x, 6);
-    expect_floats(x, 6, "0.4963 0.7682 0.0885 0.1320 0.3074 0.6341");
+    expect_seed_0_draws(torch_rand, 6, "0.4963 0.7682 0.0885 0.1320 0.3074 0.6341");
 }
 
 Test(rng, randn_16_matches_torch_randn_4x4)
 {
-    mt19937 g;
-    float x[16];
-    mt_seed(&g, 0);
-    torch_randn(&g, x, 16);
-    expect_floats(x, 8, "-1.1258 -1.1524 -0.2506 -0.4339 0.8487 0.6920 -0.3160 -2.1152");
-    expect_floats(x + 8, 8, "0.3223 -1.2633 0.3500 0.3081 0.1198 1.2377 1.1168 -0.2473");
+    expect_seed_0_draws(torch_randn, 16,
+        "-1.1258 -1.1524 -0.2506 -0.4339 0.8487 0.6920 -0.3160 -2.1152 "
+        "0.3223 -1.2633 0.3500 0.3081 0.1198 1.2377 1.1168 -0.2473");
 }
 
 Test(rng, randn_below_16_uses_the_scalar_path)
 {
-    mt19937 g;
-    float x[4];
-    mt_seed(&g, 0);
-    torch_randn(&g, x, 4);
-    expect_floats(x, 4, "1.5410 -0.2934 -2.1788 0.5684");
+    expect_seed_0_draws(torch_randn, 4, "1.5410 -0.2934 -2.1788 0.5684");
 }
 
 Test(rng, the_cached_normal_carries_over_to_the_next_call)
 {
     mt19937 g;
-    float four[4], three_then_one[4];
+    float four[4], three_then_one[4], after_reseeding[4];
     mt_seed(&g, 5);
     torch_randn(&g, four, 4);
     mt_seed(&g, 5);
     torch_randn(&g, three_then_one, 3);
     torch_randn(&g, three_then_one + 3, 1);
     cr_assert(memcmp(four, three_then_one, sizeof four) == 0);
+    torch_randn(&g, after_reseeding, 3);
+    mt_seed(&g, 5);
+    torch_randn(&g, after_reseeding, 4);
+    cr_assert(memcmp(four, after_reseeding, sizeof four) == 0);
 }
 
 Test(rng, a_ragged_tail_redraws_the_last_sixteen)
@@ -131,24 +132,14 @@ Test(rng, the_reference_logits_have_the_quoted_range)
 {
     static float logits[4 * 2048];
     demo_logits(logits);
-    float lo = INFINITY, hi = -INFINITY;
-    for (int j = 0; j < 2048; j++) {
+    float lo = INFINITY, hi = block_max(logits, 2048);
+    for (int j = 0; j < 2048; j++)
         lo = fminf(lo, logits[j]);
-        hi = fmaxf(hi, logits[j]);
-    }
     char range[32], max[32];
     snprintf(range, sizeof range, "%.1f", (double)(hi - lo));
     snprintf(max, sizeof max, "%.1f", (double)hi);
     cr_assert_str_eq(range, "58.0");
     cr_assert_str_eq(max, "32.8");
-}
-
-static float max_of(const float *x, size_t n)
-{
-    float m = -INFINITY;
-    for (size_t j = 0; j < n; j++)
-        m = fmaxf(m, x[j]);
-    return m;
 }
 
 Test(rng, the_running_max_of_row_0_rises_at_blocks_5_and_6)
@@ -158,7 +149,7 @@ Test(rng, the_running_max_of_row_0_rises_at_blocks_5_and_6)
     demo_logits(logits);
     float running = -INFINITY;
     for (int b = 0; b < 32; b++) {
-        float block = max_of(logits + 64 * b, 64);
+        float block = block_max(logits + 64 * b, 64);
         if (b > 0 && block > running)
             snprintf(rises + strlen(rises), sizeof rises - strlen(rises), " %d", b);
         running = fmaxf(running, block);
@@ -195,6 +186,9 @@ Test(memory, blocks_are_aligned_and_zeroed)
 {
     size_t sizes[] = { 0, 1, 63, 64, 65, 1000, 1 << 20 };
     for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        unsigned char *used = fa_alloc(sizes[k]);
+        memset(used, 0xA5, sizes[k]);
+        fa_free(used);
         unsigned char *p = fa_alloc(sizes[k]);
         cr_assert(p != NULL);
         cr_assert_eq((uintptr_t)p % 64, 0);
@@ -279,18 +273,18 @@ Test(tensor, new_tensor_has_its_shape_and_zeros)
     cr_assert_eq(fa_bytes_live(), 0);
 }
 
-typedef struct { char dir[64]; char path[128]; } scratch;
+typedef struct { char dir[64]; char path[128]; } scratch_dir;
 
-static scratch scratch_new(void)
+static scratch_dir scratch_new(void)
 {
-    scratch s;
+    scratch_dir s;
     snprintf(s.dir, sizeof s.dir, "/tmp/test_harness.XXXXXX");
     cr_assert(mkdtemp(s.dir) != NULL);
     snprintf(s.path, sizeof s.path, "%s/x.npy", s.dir);
     return s;
 }
 
-static void scratch_remove(scratch *s)
+static void scratch_remove(scratch_dir *s)
 {
     unlink(s->path);
     cr_assert_eq(rmdir(s->dir), 0, "the directory held more than x.npy");
@@ -320,7 +314,7 @@ static void expect_round_trip(const char *path, int ndim, const size_t shape[])
 Test(npy, round_trip_in_one_to_four_dimensions)
 {
     size_t shape[4] = { 2, 3, 4, 5 };
-    scratch s = scratch_new();
+    scratch_dir s = scratch_new();
     for (int ndim = 1; ndim <= 4; ndim++)
         expect_round_trip(s.path, ndim, shape);
     scratch_remove(&s);
@@ -329,7 +323,7 @@ Test(npy, round_trip_in_one_to_four_dimensions)
 
 static size_t written_bytes(const tensor *t, char *bytes, size_t capacity)
 {
-    scratch s = scratch_new();
+    scratch_dir s = scratch_new();
     char err[256];
     cr_assert_eq(npy_write(s.path, t, err, sizeof err), 0, "%s", err);
     FILE *f = fopen(s.path, "rb");
@@ -377,25 +371,30 @@ static void write_npy(const char *path, int major, const char *dict, size_t data
     fclose(f);
 }
 
-static void expect_npy_error(int major, const char *dict, size_t data_bytes,
-                             const char *expected)
+static void expect_read_error(const char *path, const char *expected)
 {
-    scratch s = scratch_new();
-    write_npy(s.path, major, dict, data_bytes);
     char err[256] = "", wanted[256];
     tensor t = { 0 };
-    cr_assert_eq(npy_read(s.path, &t, err, sizeof err), -1);
-    snprintf(wanted, sizeof wanted, "%s: %s", s.path, expected);
+    cr_assert_eq(npy_read(path, &t, err, sizeof err), -1);
+    snprintf(wanted, sizeof wanted, "%s: %s", path, expected);
     cr_assert_str_eq(err, wanted);
     cr_assert(t.data == NULL);
     cr_assert_eq(fa_bytes_live(), 0);
+}
+
+static void expect_npy_error(int major, const char *dict, size_t data_bytes,
+                             const char *expected)
+{
+    scratch_dir s = scratch_new();
+    write_npy(s.path, major, dict, data_bytes);
+    expect_read_error(s.path, expected);
     scratch_remove(&s);
 }
 
 static void expect_npy_shape(int major, const char *dict, size_t data_bytes,
                              int ndim, size_t d0, size_t d1)
 {
-    scratch s = scratch_new();
+    scratch_dir s = scratch_new();
     write_npy(s.path, major, dict, data_bytes);
     char err[256] = "";
     tensor t = { 0 };
@@ -470,15 +469,11 @@ Test(npy, malformed_headers_are_refused)
 
 static void expect_raw_error(const char *bytes, size_t n, const char *expected)
 {
-    scratch s = scratch_new();
+    scratch_dir s = scratch_new();
     FILE *f = fopen(s.path, "wb");
     fwrite(bytes, 1, n, f);
     fclose(f);
-    char err[256], wanted[256];
-    tensor t = { 0 };
-    cr_assert_eq(npy_read(s.path, &t, err, sizeof err), -1);
-    snprintf(wanted, sizeof wanted, "%s: %s", s.path, expected);
-    cr_assert_str_eq(err, wanted);
+    expect_read_error(s.path, expected);
     scratch_remove(&s);
 }
 
@@ -491,15 +486,12 @@ Test(npy, bad_magic_and_truncated_headers_are_refused)
 
 Test(npy, a_missing_file_is_reported_with_the_reason)
 {
-    char err[256];
-    tensor t;
-    cr_assert_eq(npy_read("/nonexistent/q.npy", &t, err, sizeof err), -1);
-    cr_assert_str_eq(err, "/nonexistent/q.npy: cannot open: No such file or directory");
+    expect_read_error("/nonexistent/q.npy", "cannot open: No such file or directory");
 }
 
 Test(npy, a_failed_write_leaves_no_file)
 {
-    scratch s = scratch_new();
+    scratch_dir s = scratch_new();
     size_t shape[2] = { 4, 4 };
     tensor t = counting_tensor(2, shape);
     char err[256];
@@ -515,14 +507,16 @@ Test(npy, a_failed_write_leaves_no_file)
 
 Test(npy, writing_over_a_file_replaces_it)
 {
-    scratch s = scratch_new();
+    scratch_dir s = scratch_new();
     size_t big[2] = { 8, 8 }, small[1] = { 2 };
     tensor a = counting_tensor(2, big), b = counting_tensor(1, small), back;
     char err[256];
     cr_assert_eq(npy_write(s.path, &a, err, sizeof err), 0, "%s", err);
     cr_assert_eq(npy_write(s.path, &b, err, sizeof err), 0, "%s", err);
     cr_assert_eq(npy_read(s.path, &back, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(back.ndim, 1);
     cr_assert_eq(tensor_count(&back), 2);
+    cr_assert(memcmp(back.data, b.data, 2 * sizeof(float)) == 0);
     tensor_free(&a);
     tensor_free(&b);
     tensor_free(&back);
@@ -817,30 +811,32 @@ Test(options, ranges_flags_and_positionals_are_checked)
                        "prog: error: unexpected argument 'q.npy'\n");
 }
 
-typedef struct { int calls; } counter;
+typedef struct { int calls; } call_counter;
+
+static const long sleep_ms[7] = { 1, 1, 200, 3, 1, 4, 2 };
 
 static void sleep_by_call(void *ctx)
 {
-    counter *c = ctx;
-    c->calls++;
-    struct timespec ts = { 0, c->calls == 3 ? 50000000L : 1000000L };
+    call_counter *c = ctx;
+    long ms = sleep_ms[c->calls++ % 7];
+    struct timespec ts = { ms / 1000, ms % 1000 * 1000000L };
     nanosleep(&ts, NULL);
 }
 
 Test(timing, the_median_ignores_one_slow_run)
 {
-    counter c = { 0 };
+    call_counter c = { 0 };
     double t0 = now_seconds();
     double median = time_median(sleep_by_call, &c, 2, 5);
     double elapsed = now_seconds() - t0;
     cr_assert_eq(c.calls, 7);
-    cr_assert(median >= 0.001 && median < 0.040, "median %f", median);
-    cr_assert(elapsed >= 0.050, "elapsed %f", elapsed);
+    cr_assert(median >= 0.003 && median < 0.030, "median %f", median);
+    cr_assert(elapsed >= 0.212, "elapsed %f", elapsed);
 }
 
 Test(data, data_files_create_their_directories)
 {
-    scratch s = scratch_new();
+    scratch_dir s = scratch_new();
     char dir[128], path[192];
     snprintf(dir, sizeof dir, "%s/a/b", s.dir);
     FILE *f = data_file(dir, "ch00_x.dat");

@@ -205,32 +205,32 @@ local function split_two(text)
   return table.concat(words, ' ', 1, bi), table.concat(words, ' ', bi + 1, #words)
 end
 
+-- A cell's width in characters; a stacked heading is as wide as its longer line.
+local function cell_width(cell, stacked)
+  local text = pandoc.utils.stringify(cell.contents)
+  local n = utf8.len(text) or #text
+  if stacked then
+    local a, b = split_two(text)
+    if a then n = math.max(utf8.len(a) or #a, utf8.len(b) or #b) end
+  end
+  return n
+end
+
 local function latex_fit_table(t)
   local ncols = #t.colspecs
-  local head, body = {}, {}
-  local function widths(stacked)
+  local function widths(stacked)   -- stacked: headings on two lines
     local w = {}
     for j = 1, ncols do w[j] = 1 end
-    for _, row in ipairs(t.head.rows) do
-      for j, cell in ipairs(row.cells) do
-        local text = pandoc.utils.stringify(cell.contents)
-        local n = utf8.len(text) or #text
-        if stacked then
-          local a, b = split_two(text)
-          if a then n = math.max(utf8.len(a) or #a, utf8.len(b) or #b) end
-        end
-        if j <= ncols and n > w[j] then w[j] = n end
-      end
-    end
-    for _, tb in ipairs(t.bodies) do
-      for _, row in ipairs(tb.body) do
+    local function widen(rows, stack)
+      for _, row in ipairs(rows) do
         for j, cell in ipairs(row.cells) do
-          local text = pandoc.utils.stringify(cell.contents)
-          local n = utf8.len(text) or #text
+          local n = cell_width(cell, stack)
           if j <= ncols and n > w[j] then w[j] = n end
         end
       end
     end
+    widen(t.head.rows, stacked)
+    for _, tb in ipairs(t.bodies) do widen(tb.body, false) end
     local total = 0
     for j = 1, ncols do total = total + w[j] + 2 end
     return total, w
@@ -358,10 +358,8 @@ local function walk_blocks(blocks, state)
     elseif b.t == 'Div' and has_class(b, 'receipt-table') then
       -- receipts are short cells: natural column widths, never wrapped
       -- (pandoc makes long pipe-table lines into wrapped relative widths)
-      local ncols = 0
       b = pandoc.walk_block(b, { Table = function(t)
         for i, cs in ipairs(t.colspecs) do t.colspecs[i] = { cs[1], nil } end
-        ncols = math.max(ncols, #t.colspecs)
         return t
       end })
       if is_latex then

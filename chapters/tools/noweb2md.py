@@ -160,6 +160,21 @@ class Stream:
         self.ident_index = []       # (name, label, [('defn'|'use', label)])
 
 
+def add_to_index(index, entry, event, arg):
+    """Read one line of noidx's chunk index (@xref chunkbegin/chunkuse/chunkdefn)
+    or identifier index (@index entrybegin/entryuse/entrydefn); EVENT is the
+    part after the five-letter prefix.  'begin LABEL NAME' starts an entry of
+    INDEX; 'use LABEL' and 'defn LABEL' add to ENTRY.  Returns the entry now
+    being read."""
+    if event == "begin":
+        label, _, name = arg.partition(" ")
+        entry = (name, label, [])
+        index.append(entry)
+    else:
+        entry[2].append((event, arg))
+    return entry
+
+
 def parse_stream(lines):
     st = Stream()
     nwfile = None
@@ -172,9 +187,7 @@ def parse_stream(lines):
     xref_mode = None       # 'defs' | 'uses' inside begindefs/beginuses
     index_mode = None      # 'defs' | 'uses'
     index_isused = []
-    index_isdefined = None
-    chunk_entry = None
-    ident_entry = None
+    index_entry = None     # the entry of either index being read
     saw_defn_nl = False
     pending_ident = None
 
@@ -271,14 +284,8 @@ def parse_stream(lines):
                 chunk.prevdef = arg
             elif sub == "notused":
                 chunk.notused = True
-            elif sub == "chunkbegin":
-                lab, _, name = arg.partition(" ")
-                chunk_entry = (name, lab, [])
-                st.chunk_index.append(chunk_entry)
-            elif sub == "chunkuse":
-                chunk_entry[2].append(("use", arg))
-            elif sub == "chunkdefn":
-                chunk_entry[2].append(("defn", arg))
+            elif sub in ("chunkbegin", "chunkuse", "chunkdefn"):
+                index_entry = add_to_index(st.chunk_index, index_entry, sub[5:], arg)
         elif key == "index":
             sub, _, arg = rest.partition(" ")
             if sub == "nl":
@@ -300,14 +307,8 @@ def parse_stream(lines):
             elif sub == "defitem" and index_mode == "defs":
                 chunk.iduses[arg] = index_isused
                 index_isused = []
-            elif sub == "entrybegin":
-                lab, _, name = arg.partition(" ")
-                ident_entry = (name, lab, [])
-                st.ident_index.append(ident_entry)
-            elif sub == "entryuse":
-                ident_entry[2].append(("use", arg))
-            elif sub == "entrydefn":
-                ident_entry[2].append(("defn", arg))
+            elif sub in ("entrybegin", "entryuse", "entrydefn"):
+                index_entry = add_to_index(st.ident_index, index_entry, sub[5:], arg)
         # other keys (header, trailer, fatal, literal, ...) are ignored
     return st
 
@@ -768,21 +769,25 @@ class Weaver:
 
     # -- indexes -------------------------------------------------------------
 
+    def defined_and_used_in(self, items):
+        """'defined in 2.1, 2.3' and 'used in 4.2' for an index entry's items
+        (those that have labels)."""
+        parts = []
+        for kind, verb in (("defn", "defined in"), ("use", "used in")):
+            labels = [l for k, l in items if k == kind]
+            if labels:
+                parts.append("%s %s" % (verb, self.links(labels)))
+        return parts
+
     def chunk_index(self):
         entries = []
         for name, lab, items in self.st.chunk_index:
-            defs = [l for k, l in items if k == "defn"]
-            uses = [l for k, l in items if k == "use"]
             first = self.chunk(lab) or self.first_by_name.get(name)
             text = "\u27e8%s\u27e9" % md_name(name)
             if first is not None:
                 text = "[%s](#%s)" % (text, first.anchor)
-            parts = []
-            if defs:
-                parts.append("defined in %s" % self.links(defs))
-            if uses:
-                parts.append("used in %s" % self.links(uses))
-            elif is_file_root(name):
+            parts = self.defined_and_used_in(items)
+            if is_file_root(name) and all(k != "use" for k, _ in items):
                 parts.append("written to %s" % md_code(name))
             entries.append(((plain_name(name).lower(), name),
                             "- %s: %s." % (text, "; ".join(parts) if parts else "undefined")))
@@ -791,14 +796,8 @@ class Weaver:
 
     def ident_index(self):
         entries = []
-        for name, lab, items in self.st.ident_index:
-            defs = [l for k, l in items if k == "defn"]
-            uses = [l for k, l in items if k == "use"]
-            parts = []
-            if defs:
-                parts.append("defined in %s" % self.links(defs))
-            if uses:
-                parts.append("used in %s" % self.links(uses))
+        for name, _, items in self.st.ident_index:
+            parts = self.defined_and_used_in(items)
             entries.append(((name.lower(), name), "- %s: %s." % (
                 md_code(name), "; ".join(parts) if parts else "never used")))
         entries.sort()
