@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "harness.h"
+#include "online_softmax.h"
 #include "attention.h"
 
 static size_t min_size(size_t a, size_t b)
@@ -104,10 +105,9 @@ static float dot_product(const float *restrict a, const float *restrict b, size_
 
 static void softmax_row_in_place(float *s, size_t n)
 {
-    float m = -INFINITY, sum = 0.0f;
-    for (size_t j = 0; j < n; j++) m = fmaxf(m, s[j]);
+    const float m = block_max(s, n);
     if (m == -INFINITY) { memset(s, 0, n * sizeof *s); return; }  /* every key hidden */
-    for (size_t j = 0; j < n; j++) { s[j] = expf(s[j] - m); sum += s[j]; }
+    const float sum = attn_exp_row(s, n, m);
     for (size_t j = 0; j < n; j++) s[j] /= sum;
 }
 
@@ -221,13 +221,6 @@ static void mask_tile(const attn_params *p, size_t q0, size_t rows, size_t k0,
             if (!attn_visible(p, q0 + r, k0 + j)) s[r * cols + j] = -INFINITY;
 }
 
-float attn_row_max(const float *x, size_t n)
-{
-    float m = -INFINITY;
-    for (size_t j = 0; j < n; j++) m = fmaxf(m, x[j]);
-    return m;
-}
-
 float attn_exp_row(float *x, size_t n, float m)
 {
     float sum = 0.0f;
@@ -255,7 +248,7 @@ void attn_online_update(size_t rows, size_t cols, size_t d, float *scores,
 {
     for (size_t r = 0; r < rows; r++) {
         float *s = scores + r * cols, *a = acc + r * d;
-        const float m_new = fmaxf(m[r], attn_row_max(s, cols));
+        const float m_new = fmaxf(m[r], block_max(s, cols));
         if (m_new == -INFINITY) continue;           /* nothing visible yet */
         const float alpha = expf(m[r] - m_new);     /* e^{m_old - m_new} */
         l[r] = alpha * l[r] + attn_exp_row(s, cols, m_new);
@@ -362,4 +355,16 @@ void attention_tiled(const attn_params *p, const float *q, const float *k,
                      const float *v, float *o, attn_stats *stats)
 {
     attention_tiled_with(p, q, k, v, o, stats, attn_online_update);
+}
+void attn_draw_inputs(const attn_params *p, uint32_t seed, float *q, float *k,
+                      float *v)
+{
+    const size_t problems = fa_mul(p->batch, p->heads);
+    const size_t q_count = fa_mul(fa_mul(problems, p->nq), p->d);
+    const size_t kv_count = fa_mul(fa_mul(problems, p->nk), p->d);
+    mt19937 gen;
+    mt_seed(&gen, seed);
+    torch_randn(&gen, q, q_count);
+    torch_randn(&gen, k, kv_count);
+    torch_randn(&gen, v, kv_count);
 }

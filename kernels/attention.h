@@ -4,6 +4,7 @@
 #define ATTENTION_H
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct {
     size_t batch, heads, nq, nk, d;
@@ -55,10 +56,14 @@ void attention_tiled_with(const attn_params *p, const float *q, const float *k,
                           const float *v, float *o, attn_stats *stats,
                           attn_update_fn *update);
 
-float attn_row_max(const float *x, size_t n);
 float attn_exp_row(float *x, size_t n, float m);  /* x_j = e^(x_j - m); returns sum */
 void  attn_scale_row(float *x, size_t n, float factor);
 void  attn_add_weighted_rows(float *acc, const float *weights, const float *v,
                              size_t cols, size_t d);  /* acc += sum_j weights_j v_j */
+
+/* Q, K, V as torch.manual_seed(seed) and three torch.randn calls draw them:
+   q gets batch*heads*nq*d floats, k and v batch*heads*nk*d each */
+void attn_draw_inputs(const attn_params *p, uint32_t seed, float *q, float *k,
+                      float *v);
 
 #endif

@@ -33,7 +33,6 @@ void ch04_measure(const ch04_options *o, const attn_params *p, const tensor qkv[
 const char *shape_text(const tensor *t, char buf[96]);
 static bool same_leading_dims(const tensor *a, const tensor *b);
 static bool same_shape(const tensor *a, const tensor *b);
-static void write_tensor(const char *path, const tensor *t);
 static void report_file_run(report *r, const ch04_options *o, const attn_params *p,
                             const tensor *q, const tensor *k, const attn_stats *st);
 static const char *mask_text(const attn_params *p, char buf[96]);
@@ -105,14 +104,6 @@ static void apply_kernel_options(const ch04_options *o, attn_params *p)
     if (o->scale > 0) p->scale = (float)o->scale;
 }
 
-static tensor read_tensor(const char *path)
-{
-    tensor t;
-    char err[256];
-    if (npy_read(path, &t, err, sizeof err) != 0) die_usage(PROGRAM, "%s", err);
-    return t;
-}
-
 static void check_shapes(const tensor *q, const tensor *k, const tensor *v)
 {
     char a[96], b[96];
@@ -154,8 +145,9 @@ const char *shape_text(const tensor *t, char buf[96])
     return buf;
 }
 
-static attn_params params_from_shapes(const tensor *q, const tensor *k)
+static attn_params params_from_shapes(const tensor *q, const tensor *k, const tensor *v)
 {
+    check_shapes(q, k, v);
     const int n = q->ndim;
     attn_params p = attn_default(n == 4 ? q->shape[0] : 1, n >= 3 ? q->shape[n - 3] : 1,
                                  q->shape[n - 2], k->shape[n - 2], q->shape[n - 1]);
@@ -188,22 +180,16 @@ static void run_on_files(const ch04_options *o, report *r)
 {
     if (!o->q_path || !o->k_path || !o->v_path || !o->out_path)
         die_usage(PROGRAM, "--q, --k, --v and --out go together");
-    tensor q = read_tensor(o->q_path), k = read_tensor(o->k_path),
-           v = read_tensor(o->v_path);
-    check_shapes(&q, &k, &v);
-    attn_params p = params_from_shapes(&q, &k);
+    tensor q = npy_read_or_exit(PROGRAM, o->q_path),
+           k = npy_read_or_exit(PROGRAM, o->k_path),
+           v = npy_read_or_exit(PROGRAM, o->v_path);
+    attn_params p = params_from_shapes(&q, &k, &v);
     apply_kernel_options(o, &p);
     tensor out = tensor_new(q.ndim, q.shape);
     const attn_stats st = compute_output(o, &p, &q, &k, &v, &out);
-    write_tensor(o->out_path, &out);
+    npy_write_or_exit(PROGRAM, o->out_path, &out);
     report_file_run(r, o, &p, &q, &k, &st);
     tensor_free(&q); tensor_free(&k); tensor_free(&v); tensor_free(&out);
-}
-
-static void write_tensor(const char *path, const tensor *t)
-{
-    char err[256];
-    if (npy_write(path, t, err, sizeof err) != 0) die_usage(PROGRAM, "%s", err);
 }
 
 static void report_file_run(report *r, const ch04_options *o, const attn_params *p,
@@ -233,12 +219,10 @@ void ch04_draw_inputs(const attn_params *p, uint32_t seed, tensor qkv[3])
 {
     const size_t q_shape[4] = { p->batch, p->heads, p->nq, p->d };
     const size_t kv_shape[4] = { p->batch, p->heads, p->nk, p->d };
-    mt19937 gen;
-    mt_seed(&gen, seed);
-    for (int t = 0; t < 3; t++) {
-        qkv[t] = tensor_new(4, t == 0 ? q_shape : kv_shape);
-        torch_randn(&gen, qkv[t].data, tensor_count(&qkv[t]));
-    }
+    qkv[0] = tensor_new(4, q_shape);
+    qkv[1] = tensor_new(4, kv_shape);
+    qkv[2] = tensor_new(4, kv_shape);
+    attn_draw_inputs(p, seed, qkv[0].data, qkv[1].data, qkv[2].data);
 }
 
 static void tile_shapes(const ch04_options *o, const attn_params *p,
@@ -318,7 +302,7 @@ static void save_inputs(const char *dir, const tensor qkv[3])
     for (int t = 0; t < 3; t++) {
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", dir, names[t]);
-        write_tensor(path, &qkv[t]);
+        npy_write_or_exit(PROGRAM, path, &qkv[t]);
     }
 }
 
@@ -327,7 +311,7 @@ static void write_seeded_output(const ch04_options *o, const attn_params *p,
 {
     tensor out = tensor_new(4, qkv[0].shape);
     compute_output(o, p, &qkv[0], &qkv[1], &qkv[2], &out);
-    write_tensor(o->out_path, &out);
+    npy_write_or_exit(PROGRAM, o->out_path, &out);
     tensor_free(&out);
 }
 

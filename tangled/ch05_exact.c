@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "harness.h"
+#include "online_softmax.h"
 #include "attention.h"
 
 enum { CH05_TILES = 3, CH05_WINDOWS = 2 };
@@ -44,7 +45,6 @@ typedef struct {
     double mean_abs_output;                    /* mean |o| of exact causal attention */
 } ch05_results;
 
-void ch05_draw_inputs(const ch05_options *o, tensor qkv[3]);
 ch05_problem ch05_problem_new(const ch05_options *o);
 void ch05_problem_free(ch05_problem *pr);
 double ch05_tiled_error(ch05_problem *pr, const attn_params *p, attn_update_fn *update,
@@ -62,16 +62,11 @@ static void report_facts(report *rep, const ch05_options *o, const ch05_problem 
 static void report_tiled_facts(report *rep, const ch05_results *r);
 static void report_other_facts(report *rep, const ch05_results *r);
 
-void ch05_draw_inputs(const ch05_options *o, tensor qkv[3])
+static void draw_inputs(const attn_params *p, uint32_t seed, tensor qkv[3])
 {
-    const size_t shape[4] = { (size_t)o->batch, (size_t)o->heads, (size_t)o->seq,
-                              (size_t)o->dim };
-    mt19937 gen;
-    mt_seed(&gen, (uint32_t)o->seed);
-    for (int t = 0; t < 3; t++) {
-        qkv[t] = tensor_new(4, shape);
-        torch_randn(&gen, qkv[t].data, tensor_count(&qkv[t]));
-    }
+    const size_t shape[4] = { p->batch, p->heads, p->nq, p->d };
+    for (int t = 0; t < 3; t++) qkv[t] = tensor_new(4, shape);
+    attn_draw_inputs(p, seed, qkv[0].data, qkv[1].data, qkv[2].data);
 }
 
 void ch05_update_unrescaled(size_t rows, size_t cols, size_t d, float *scores,
@@ -79,7 +74,7 @@ void ch05_update_unrescaled(size_t rows, size_t cols, size_t d, float *scores,
 {
     for (size_t r = 0; r < rows; r++) {
         float *s = scores + r * cols, *a = acc + r * d;
-        const float m_new = fmaxf(m[r], attn_row_max(s, cols));
+        const float m_new = fmaxf(m[r], block_max(s, cols));
         if (m_new == -INFINITY) continue;
         const float alpha = expf(m[r] - m_new);
         l[r] = alpha * l[r] + attn_exp_row(s, cols, m_new);
@@ -111,7 +106,7 @@ ch05_problem ch05_problem_new(const ch05_options *o)
     const size_t n = (size_t)o->seq;
     ch05_problem pr = { .p = attn_default((size_t)o->batch, (size_t)o->heads, n, n,
                                           (size_t)o->dim) };
-    ch05_draw_inputs(o, pr.qkv);
+    draw_inputs(&pr.p, (uint32_t)o->seed, pr.qkv);
     pr.count = tensor_count(&pr.qkv[0]);
     pr.exact = fa_alloc(fa_mul(pr.count, sizeof(double)));
     pr.exact_causal = fa_alloc(fa_mul(pr.count, sizeof(double)));

@@ -41,17 +41,13 @@ static problem problem_new(size_t batch, size_t heads, size_t nq, size_t nk, siz
 {
     problem pr = { .p = attn_default(batch, heads, nq, nk, d) };
     const size_t kv_count = batch * heads * nk * d;
-    mt19937 gen;
     pr.q_count = batch * heads * nq * d;
-    mt_seed(&gen, seed);
     pr.q = fa_alloc(pr.q_count * sizeof(float));
     pr.k = fa_alloc(kv_count * sizeof(float));
     pr.v = fa_alloc(kv_count * sizeof(float));
     pr.o = fa_alloc(pr.q_count * sizeof(float));
     pr.exact = fa_alloc(pr.q_count * sizeof(double));
-    torch_randn(&gen, pr.q, pr.q_count);
-    torch_randn(&gen, pr.k, kv_count);
-    torch_randn(&gen, pr.v, kv_count);
+    attn_draw_inputs(&pr.p, seed, pr.q, pr.k, pr.v);
     return pr;
 }
 

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "harness.h"
+#include "online_softmax.h"
 #include "attention.h"
 
 enum { CH05_TILES = 3, CH05_WINDOWS = 2 };
@@ -42,7 +43,6 @@ typedef struct {
     double mean_abs_output;                    /* mean |o| of exact causal attention */
 } ch05_results;
 
-void ch05_draw_inputs(const ch05_options *o, tensor qkv[3]);
 ch05_problem ch05_problem_new(const ch05_options *o);
 void ch05_problem_free(ch05_problem *pr);
 double ch05_tiled_error(ch05_problem *pr, const attn_params *p, attn_update_fn *update,
