@@ -1,8 +1,4 @@
 /* attention.c — attention kernels. Tangled from chapters/ch04_tiled.nw. */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("vect-cost-model=dynamic")
-#endif
-
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
