@@ -1218,8 +1218,10 @@ static int compare_doubles(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static double median_of(double *x, size_t n)
+double median_of(double *x, size_t n)
 {
+    if (n == 0)
+        return NAN;
     qsort(x, n, sizeof *x, compare_doubles);
     return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
 }

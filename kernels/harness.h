@@ -86,6 +86,8 @@ void die_usage(const char *program, const char *fmt, ...) HARNESS_PRINTF(2, 3);
 double now_seconds(void);                     /* CLOCK_MONOTONIC */
 /* runs fn(ctx) warmup times, then repeats times; the median in seconds */
 double time_median(void (*fn)(void *ctx), void *ctx, int warmup, int repeats);
+/* the median of n numbers, sorting them in place; NaN when n is 0 */
+double median_of(double *x, size_t n);
 
 /* opens DIR/NAME for writing, creating DIR and its parents;
    exits 2 with a message on failure */

@@ -148,14 +148,8 @@ double ladder_median(const double *x, int n)
     int count = n < LADDER_MAX_REPEATS ? n : LADDER_MAX_REPEATS;
     if (count < 1)
         return NAN;
-    for (int i = 0; i < count; i++) {
-        int at = i;
-        for (; at > 0 && s[at - 1] > x[i]; at--)
-            s[at] = s[at - 1];
-        s[at] = x[i];
-    }
-    int mid = count / 2;
-    return count % 2 ? s[mid] : 0.5 * (s[mid - 1] + s[mid]);
+    memcpy(s, x, (size_t)count * sizeof *s);
+    return median_of(s, (size_t)count);
 }
 
 static double team_median(int threads, ladder_work work, void *ctx,
