@@ -1,11 +1,10 @@
 /* test_ch06_memory.c — tangled from chapters/ch06_memory.nw. */
-#define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include "harness.h"
 #include "attention.h"
 
@@ -127,52 +126,23 @@ Test(ch06_memory, tiled_residual_is_independent_of_n)
     }
 }
 
-static char *run_program(const char *const args[], int count)
-{
-    static char out[65536];
-    FILE *capture = tmpfile();
-    int saved = dup(1);
-    fflush(stdout);
-    dup2(fileno(capture), 1);
-    chapter_main(count, (char **)args);
-    fflush(stdout);
-    dup2(saved, 1);
-    close(saved);
-    rewind(capture);
-    size_t got = fread(out, 1, sizeof out - 1, capture);
-    out[got] = '\0';
-    fclose(capture);
-    return out;
-}
-
-static void expect_fact(const char *json, const char *key, const char *value)
-{
-    char quoted[128];
-    snprintf(quoted, sizeof quoted, "\"%s\"", key);
-    const char *at = strstr(json, quoted);
-    cr_assert_not_null(at, "no fact %s", key);
-    at += strlen(quoted);
-    while (*at == ' ' || *at == ':') at++;
-    cr_assert_eq(strncmp(at + 1, value, strlen(value)), 0, "%s: %.20s", key, at);
-    cr_assert_eq(at[1 + strlen(value)], '"', "%s: %.20s", key, at);
-}
-
 Test(ch06_memory, receipts_of_a_short_run)
 {
     const char *args[] = { "ch06_memory", "--seq", "256", "--block", "32", "--json",
                            NULL };
-    const char *json = run_program(args, 6);
-    expect_fact(json, "llama_score_context", "1.0 TiB");
-    expect_fact(json, "cards_decimal", "14");
-    expect_fact(json, "cards_binary", "13");
-    expect_fact(json, "cards_decimal_exact", "13.7439");
-    expect_fact(json, "kv_per_token_bytes", "131,072");
-    expect_fact(json, "kv_context", "16.0 GiB");
-    expect_fact(json, "score_over_kv_context", "64");
-    expect_fact(json, "tiled_residual_same", "yes");
-    expect_fact(json, "tiled_rows", "128");
-    expect_fact(json, "sizes", "32, 64, 128 and 256");
+    char *json = capture_stdout_of(chapter_main, 6, (char **)args);
+    cr_expect(json_fact_is(json, "llama_score_context", "1.0 TiB"));
+    cr_expect(json_fact_is(json, "cards_decimal", "14"));
+    cr_expect(json_fact_is(json, "cards_binary", "13"));
+    cr_expect(json_fact_is(json, "cards_decimal_exact", "13.7439"));
+    cr_expect(json_fact_is(json, "kv_per_token_bytes", "131,072"));
+    cr_expect(json_fact_is(json, "kv_context", "16.0 GiB"));
+    cr_expect(json_fact_is(json, "score_over_kv_context", "64"));
+    cr_expect(json_fact_is(json, "tiled_residual_same", "yes"));
+    cr_expect(json_fact_is(json, "tiled_rows", "128"));
+    cr_expect(json_fact_is(json, "sizes", "32, 64, 128 and 256"));
     cr_assert_not_null(strstr(json, "the first 128 query rows of each head"));
+    free(json);
 }
 
 Test(ch06_memory, refuses_what_cannot_fit, .exit_code = 2, .init = cr_redirect_stderr)

@@ -865,3 +865,28 @@ Test(data, an_impossible_directory_exits_2)
     cr_assert_str_eq(c.err, "error: cannot create the directory /dev/null/figures: "
                             "Not a directory\n");
 }
+static int print_two_facts(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    report *r = report_new("demo", true);
+    report_fact(r, "ell", "1.6065");
+    report_fact(r, "quoted", "say \"hi\"");
+    report_finish(r, stdout);
+    return 0;
+}
+
+Test(support, captures_a_program_and_finds_its_facts)
+{
+    char *json = capture_stdout_of(print_two_facts, 0, NULL);
+    cr_assert_not_null(strstr(json, "\"program\": \"demo\""), "%s", json);
+    char *ell = json_fact(json, "ell"), *quoted = json_fact(json, "quoted");
+    cr_assert_str_eq(ell, "1.6065");
+    cr_assert_str_eq(quoted, "say \"hi\"");
+    cr_assert_null(json_fact(json, "el"));
+    cr_assert_null(json_fact(json, "missing"));
+    cr_assert(json_fact_is(json, "ell", "1.6065"));
+    cr_assert(json_fact_is(json, "ell", "1.606") == false);
+    cr_assert(json_fact_is(json, "missing", "") == false);
+    free(ell), free(quoted), free(json);
+}
+
