@@ -1,0 +1,150 @@
+/* options.c — command-line options and usage errors. Tangled from chapters/harness.nw; edit that file. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "options.h"
+#include "report.h"
+void die_usage(const char *program, const char *fmt, ...)
+{
+    va_list args;
+    va_start(args, fmt);
+    fprintf(stderr, "%s: error: ", program);
+    vfprintf(stderr, fmt, args);
+    fputc('\n', stderr);
+    va_end(args);
+    exit(2);
+}
+
+static const char *option_meta(const option *o)
+{
+    static const char *const fallback[] = { "", "N", "X", "TEXT" };
+    return o->kind == OPT_FLAG ? "" : o->meta ? o->meta : fallback[o->kind];
+}
+
+static void option_details(char *out, size_t len, const option *o)
+{
+    bool ranged = o->min < o->max;
+    out[0] = '\0';
+    if (o->kind == OPT_INT && ranged)
+        snprintf(out, len, " [%.0f to %.0f; default %ld]", o->min, o->max,
+                 *(long *)o->target);
+    else if (o->kind == OPT_INT)
+        snprintf(out, len, " [default %ld]", *(long *)o->target);
+    else if (o->kind == OPT_DOUBLE && ranged)
+        snprintf(out, len, " [%g to %g; default %g]", o->min, o->max, *(double *)o->target);
+    else if (o->kind == OPT_DOUBLE)
+        snprintf(out, len, " [default %g]", *(double *)o->target);
+    else if (o->kind == OPT_STRING && *(const char **)o->target != NULL)
+        snprintf(out, len, " [default %s]", *(const char **)o->target);
+}
+
+static size_t usage_width(const option opts[], size_t count)
+{
+    size_t width = strlen("--help");
+    for (size_t i = 0; i < count; i++) {
+        size_t meta = strlen(option_meta(&opts[i]));
+        size_t w = 2 + strlen(opts[i].name) + (meta ? 1 + meta : 0);
+        width = w > width ? w : width;
+    }
+    return width;
+}
+
+static void print_option_line(const option *o, int width)
+{
+    char left[128], details[160];
+    const char *meta = option_meta(o);
+    snprintf(left, sizeof left, "--%s%s%s", o->name, meta[0] ? " " : "", meta);
+    option_details(details, sizeof details, o);
+    printf("  %-*s  %s%s\n", width, left, o->help ? o->help : "", details);
+}
+
+static void print_usage(const char *program, const char *summary,
+                        const option opts[], size_t count)
+{
+    int width = (int)usage_width(opts, count);
+    printf("usage: %s [options]\n", program);
+    if (summary != NULL)
+        printf("%s\n", summary);
+    printf("\noptions:\n");
+    for (size_t i = 0; i < count; i++)
+        print_option_line(&opts[i], width);
+    printf("  %-*s  %s\n", width, "--help", "show this help and exit");
+}
+
+static void set_int_option(const char *program, const option *o, const char *value)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(value, &end, 10);
+    if (end == value || *end != '\0')
+        die_usage(program, "'%s' is not a number for --%s", value, o->name);
+    if (o->min < o->max && (errno == ERANGE || v < o->min || v > o->max))
+        die_usage(program, "--%s must be between %.0f and %.0f (got %s)",
+                  o->name, o->min, o->max, value);
+    if (errno == ERANGE)
+        die_usage(program, "--%s is out of range (got %s)", o->name, value);
+    *(long *)o->target = v;
+}
+
+static void set_double_option(const char *program, const option *o, const char *value)
+{
+    char *end;
+    double v = strtod(value, &end);
+    if (end == value || *end != '\0' || isnan(v))
+        die_usage(program, "'%s' is not a number for --%s", value, o->name);
+    if (o->min < o->max && !(v >= o->min && v <= o->max))
+        die_usage(program, "--%s must be between %g and %g (got %s)",
+                  o->name, o->min, o->max, value);
+    *(double *)o->target = v;
+}
+
+static const option *find_option(const option opts[], size_t count,
+                                 const char *name, size_t length)
+{
+    for (size_t i = 0; i < count; i++)
+        if (strlen(opts[i].name) == length && strncmp(opts[i].name, name, length) == 0)
+            return &opts[i];
+    return NULL;
+}
+
+void options_parse(int argc, char **argv, const char *program, const char *summary,
+                   const option opts[], size_t count)
+{
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            print_usage(program, summary, opts, count);
+            exit(0);
+        }
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0')
+            die_usage(program, "unexpected argument '%s'", arg);
+        const char *equals = strchr(arg, '=');
+        size_t length = equals ? (size_t)(equals - arg - 2) : strlen(arg + 2);
+        const option *o = find_option(opts, count, arg + 2, length);
+        if (o == NULL)
+            die_usage(program, "unknown option '%.*s'", (int)length + 2, arg);
+        if (o->kind == OPT_FLAG) {
+            if (equals != NULL)
+                die_usage(program, "option --%s takes no value", o->name);
+            *(bool *)o->target = true;
+            continue;
+        }
+        const char *value = equals ? equals + 1 : NULL;
+        if (value == NULL && i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0)
+            value = argv[++i];
+        if (value == NULL)
+            die_usage(program, "option --%s needs a value", o->name);
+        if (o->kind == OPT_INT)
+            set_int_option(program, o, value);
+        else if (o->kind == OPT_DOUBLE)
+            set_double_option(program, o, value);
+        else
+            *(const char **)o->target = value;
+    }
+}
+

@@ -1,0 +1,20 @@
+/* options.h — command-line options and usage errors. Tangled from chapters/harness.nw; edit that file. */
+#ifndef FA_OPTIONS_H
+#define FA_OPTIONS_H
+#include <stdbool.h>
+#include <stddef.h>
+#include "printf_check.h"
+typedef enum { OPT_FLAG, OPT_INT, OPT_DOUBLE, OPT_STRING } opt_kind;
+typedef struct {
+    const char *name;       /* "seq" for --seq */
+    opt_kind    kind;
+    void       *target;     /* bool*, long*, double*, const char** */
+    double      min, max;   /* range for OPT_INT and OPT_DOUBLE if min < max */
+    const char *meta;       /* "N", "FILE" ... shown by --help */
+    const char *help;
+} option;
+void options_parse(int argc, char **argv, const char *program, const char *summary,
+                   const option opts[], size_t count);
+void die_usage(const char *program, const char *fmt, ...) HARNESS_PRINTF(2, 3);
+
+#endif

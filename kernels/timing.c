@@ -1,0 +1,44 @@
+/* timing.c — the monotonic clock and medians. Tangled from chapters/harness.nw; edit that file. */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdlib.h>
+#include <time.h>
+#include "memory.h"
+#include "timing.h"
+double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double median_of(double *x, size_t n)
+{
+    if (n == 0)
+        return NAN;
+    qsort(x, n, sizeof *x, compare_doubles);
+    return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+}
+
+double time_median(void (*fn)(void *ctx), void *ctx, int warmup, int repeats)
+{
+    size_t n = repeats < 1 ? 1 : (size_t)repeats;
+    double *times = bookkeeping_alloc(n * sizeof *times);
+    for (int i = 0; i < warmup; i++)
+        fn(ctx);
+    for (size_t i = 0; i < n; i++) {
+        double start = now_seconds();
+        fn(ctx);
+        times[i] = now_seconds() - start;
+    }
+    double median = median_of(times, n);
+    free(times);
+    return median;
+}
+
