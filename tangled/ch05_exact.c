@@ -1,57 +1,9 @@
 /* ch05_exact — exact tiled attention against a sliding window and a bug.
    Tangled from chapters/ch05_exact.nw. */
-#include <math.h>
-#include <stdint.h>
-#include <stdio.h>
-#include "harness.h"
-#include "online_softmax.h"
-#include "attention.h"
-
-enum { CH05_TILES = 3, CH05_WINDOWS = 2 };
-static const size_t ch05_tiles[CH05_TILES][2] = {
-    { 64, 64 }, { 128, 128 }, { 256, 512 } };
-static const long ch05_windows[CH05_WINDOWS] = { 256, 64 };
-
+#include "ch05_exact.h"
 /* the max abs differences the reference demo prints for ch05_windows, measured
    on its own random inputs: quoted here, not computed */
 static const char *const ch05_demo_windows[CH05_WINDOWS] = { "0.6047", "1.5660" };
-
-#define PROGRAM "ch05_exact"
-typedef struct {
-    long seed, batch, heads, seq, dim;
-    bool json;
-    const char *data_dir;
-} ch05_options;
-
-static const ch05_options ch05_default_options = {
-    .seed = 0, .batch = 2, .heads = 4, .seq = 1024, .dim = 64 };
-
-typedef struct {
-    attn_params p;          /* sizes and the default scale; no mask, 64 x 64 tiles */
-    tensor qkv[3];
-    double *exact;          /* reference output, no mask */
-    double *exact_causal;   /* reference output, causal */
-    float *out;             /* scratch output of the run under test */
-    size_t count;           /* elements of one output */
-} ch05_problem;
-
-typedef struct {
-    double tiled_error[CH05_TILES][2];         /* [tile shape][causal] */
-    size_t tiles_visited[CH05_TILES][2];
-    double naive_error;                        /* three-step kernel, no mask */
-    double window_diff[CH05_WINDOWS];          /* against exact causal attention */
-    size_t window_tiles[CH05_WINDOWS];         /* tiles visited, 64 x 64 */
-    double unrescaled_error;                   /* 64 x 64, no mask */
-    double mean_abs_output;                    /* mean |o| of exact causal attention */
-} ch05_results;
-
-ch05_problem ch05_problem_new(const ch05_options *o);
-void ch05_problem_free(ch05_problem *pr);
-double ch05_tiled_error(ch05_problem *pr, const attn_params *p, attn_update_fn *update,
-                        attn_stats *stats);
-void ch05_measure(ch05_problem *pr, ch05_results *r);
-void ch05_update_unrescaled(size_t rows, size_t cols, size_t d, float *scores,
-                            const float *v, float *m, float *l, float *acc);
 
 static void report_tiles(report *rep, const ch05_results *r);
 static void add_tiled_row(table *t, const ch05_results *r, int tile, int causal);
