@@ -27,7 +27,7 @@ TEST_LDLIBS := -lcriterion $(LDLIBS)
 
 # Book order: front matter, chapters, the harness appendix, back matter.
 NW          := $(wildcard chapters/front.nw) $(sort $(wildcard chapters/ch*.nw)) \
-               $(wildcard chapters/harness.nw) $(wildcard chapters/back.nw)
+               $(wildcard chapters/harness.nw) $(sort $(wildcard chapters/app_*.nw)) $(wildcard chapters/back.nw)
 TOOLS       := chapters/tools
 
 .PHONY: all tangle programs receipts figures html pdf check check-tangle \

@@ -634,3 +634,208 @@ int ladder_read(const char *dir, ladder_profile *p, char *err, size_t errlen)
     return read_curve_file(path, p, err, errlen);
 }
 
+void plan_sizes(ladder_plan *plan, size_t max_bytes, bool quick)
+{
+    plan->count = 0;
+    for (size_t s = quick ? SWEEP_FIRST_QUICK : SWEEP_FIRST;
+         s <= max_bytes && plan->count < LADDER_MAX_POINTS;) {
+        plan->sizes[plan->count++] = s;
+        size_t next = s * (quick || s >= SWEEP_DENSE_END ? 4 : 2);
+        if (next > max_bytes && s >= SWEEP_DENSE_END && s < max_bytes)
+            next = max_bytes;
+        s = next;
+    }
+}
+
+void measure_ladder(const ladder_plan *plan, ladder_profile *p, bool progress)
+{
+    *p = (ladder_profile){ .cpus = ladder_cpus(), .threads = plan->threads,
+                           .nominal_mhz = ladder_nominal_mhz(),
+                           .max_mhz = ladder_max_mhz(),
+                           .virtual_machine = ladder_virtual(),
+                           .fma_lanes = ladder_fma_lanes() };
+    ladder_cpu_model(p->cpu_model, sizeof p->cpu_model);
+    snprintf(p->fma_isa, sizeof p->fma_isa, "%s", ladder_fma_isa());
+    p->nlevels = ladder_caches(p->level, LADDER_MAX_LEVELS - 1);
+    p->level[p->nlevels++] = (ladder_level){ .name = "DRAM", .gbs_one = NAN,
+                                             .gbs_all = NAN, .latency_ns = NAN };
+    size_t largest = plan->sizes[plan->count - 1];
+    if (progress)
+        fprintf(stderr, "ch01_memory_ladder: writing %zu MiB x %d threads"
+                " before reading\n", largest >> 20, plan->threads);
+    ladder_buffer buf = ladder_buffer_new(largest, plan->threads);
+    for (int i = 0; i < plan->count; i++) {
+        ladder_point *pt = &p->point[p->npoints++];
+        pt->bytes = plan->sizes[i];
+        pt->gbs_one = ladder_read_gbs(&buf, pt->bytes, 1, plan->repeats);
+        pt->gbs_all = pt->gbs_one;
+        if (plan->threads > 1)
+            pt->gbs_all = ladder_read_gbs(&buf, pt->bytes, plan->threads,
+                                          plan->repeats);
+        if (progress)
+            fprintf(stderr, "ch01_memory_ladder: read %8zu KiB per core: "
+                    "%.1f GB/s, %d cores %.1f GB/s\n", pt->bytes >> 10,
+                    pt->gbs_one, plan->threads, pt->gbs_all);
+    }
+    mt19937 g;
+    mt_seed(&g, plan->seed);
+    for (int i = 0; i < plan->count; i++) {
+        ladder_point *pt = &p->point[i];
+        pt->latency_ns = ladder_chase_ns(&buf, pt->bytes, plan->chase_steps,
+                                         plan->repeats, &g);
+        if (progress)
+            fprintf(stderr, "ch01_memory_ladder: chase %8zu KiB: "
+                    "%.2f ns per load\n", pt->bytes >> 10, pt->latency_ns);
+    }
+    ladder_buffer_free(&buf);
+    p->fma_gflops_one = ladder_fma_gflops(1, plan->fma_iterations, plan->repeats);
+    p->fma_gflops_all = ladder_fma_gflops(plan->threads, plan->fma_iterations,
+                                          plan->repeats);
+    if (progress)
+        fprintf(stderr, "ch01_memory_ladder: %s FMA: %.1f GFLOP/s on one core, "
+                "%.1f on %d\n", p->fma_isa, p->fma_gflops_one, p->fma_gflops_all,
+                plan->threads);
+    ladder_pick_levels(p);
+}
+
+static const char *fmt_measured(char buf[32], double x)
+{
+    return isnan(x) ? strcpy(buf, "-") : fmt_num(buf, x);
+}
+
+void report_machine(report *r, const ladder_profile *p,
+                           const ladder_plan *plan)
+{
+    static const char *const columns[] = { "item", "value", NULL };
+    table *t = report_table(r, "machine", "This machine", columns);
+    char buf[32];
+    table_rowf(t, "processor|%s", p->cpu_model);
+    table_rowf(t, "cores used|%d of %d", plan->threads, p->cpus);
+    table_rowf(t, "clock reported|%.0f MHz (nominal)", p->nominal_mhz);
+    if (p->max_mhz > 0)
+        table_rowf(t, "frequency driver|maximum %.0f MHz", p->max_mhz);
+    else
+        table_rowf(t, "frequency driver|none");
+    table_rowf(t, "virtual machine|%s", p->virtual_machine ? "yes" : "no");
+    for (int k = 0; k < p->nlevels - 1; k++)
+        table_rowf(t, "%s cache|%s", p->level[k].name,
+                   ladder_format_size(buf, p->level[k].capacity));
+    table_rowf(t, "FMA kernel|%s, %d lanes, %d chains", p->fma_isa, p->fma_lanes,
+               LADDER_FMA_CHAINS);
+    report_fact(r, "cpu_model", p->cpu_model);
+    report_factf(r, "cpus", "%d", p->cpus);
+    report_factf(r, "threads", "%d", plan->threads);
+    report_factf(r, "nominal_mhz", "%.0f", p->nominal_mhz);
+    report_fact(r, "virtual", p->virtual_machine ? "yes" : "no");
+    report_fact(r, "fma_isa", p->fma_isa);
+    report_factf(r, "fma_lanes", "%d", p->fma_lanes);
+    report_factf(r, "fma_chains", "%d", LADDER_FMA_CHAINS);
+    report_fact(r, "sweep_first", ladder_format_size(buf, p->point[0].bytes));
+    report_fact(r, "sweep_last",
+                ladder_format_size(buf, p->point[p->npoints - 1].bytes));
+    report_fact(r, "sweep_dense_end", ladder_format_size(buf, SWEEP_DENSE_END));
+}
+
+void report_sweep(report *r, const ladder_profile *p)
+{
+    static const char *const columns[] = { "working set", "GB/s one core",
+        "GB/s all cores", "latency ns", NULL };
+    table *t = report_table(r, "sweep", "Read bandwidth and latency against "
+                            "working set (per core)", columns);
+    for (int i = 0; i < p->npoints; i++) {
+        const ladder_point *pt = &p->point[i];
+        char size[32], one[32], all[32], ns[32];
+        table_rowf(t, "%s|%s|%s|%s", ladder_format_size(size, pt->bytes),
+                   fmt_measured(one, pt->gbs_one), fmt_measured(all, pt->gbs_all),
+                   fmt_measured(ns, pt->latency_ns));
+    }
+    report_note(r, "Each core reads its own working set of the size shown;"
+                "\nthe latency is one core chasing a random cycle through it.");
+}
+
+static void report_level_facts(report *r, const char *key,
+                               const ladder_level *l)
+{
+    static const ladder_level none = { .gbs_one = NAN, .gbs_all = NAN,
+                                       .latency_ns = NAN };
+    static const char *const suffix[] = { "size", "gbs_one", "gbs_all", "ns" };
+    char value[4][32], name[48];
+    l = l ? l : &none;
+    strcpy(value[0], "-");
+    if (l->capacity)
+        ladder_format_size(value[0], l->capacity);
+    fmt_measured(value[1], l->gbs_one);
+    fmt_measured(value[2], l->gbs_all);
+    fmt_measured(value[3], l->latency_ns);
+    for (int i = 0; i < 4; i++) {
+        snprintf(name, sizeof name, "%s_%s", key, suffix[i]);
+        report_fact(r, name, value[i]);
+    }
+}
+
+void report_ladder(report *r, const ladder_profile *p)
+{
+    static const char *const columns[] = { "level", "capacity", "read at",
+        "GB/s one core", "GB/s all cores", "latency ns", NULL };
+    table *t = report_table(r, "ladder", "The memory ladder of this machine",
+                            columns);
+    for (int k = 0; k < p->nlevels; k++) {
+        const ladder_level *l = &p->level[k];
+        char cap[32], at[32], one[32], all[32], ns[32];
+        table_rowf(t, "%s|%s|%s|%s|%s|%s", l->name,
+                   l->capacity ? ladder_format_size(cap, l->capacity) : "-",
+                   l->probe ? ladder_format_size(at, l->probe) : "-",
+                   fmt_measured(one, l->gbs_one), fmt_measured(all, l->gbs_all),
+                   fmt_measured(ns, l->latency_ns));
+    }
+    report_note(r, "A cache is read at the middle working set between twice "
+                "the level\nabove and half its capacity; DRAM at the largest.");
+    static const char *const keys[] = { "l1", "l2", "l3" };
+    report_note(r, "Each level by position (GB/s, ns):");
+    for (int k = 0; k < 3; k++)
+        report_level_facts(r, keys[k], k < p->nlevels - 1 ? &p->level[k] : NULL);
+    report_level_facts(r, "dram", &p->level[p->nlevels - 1]);
+}
+
+void report_ladder_ratios(report *r, const ladder_profile *p)
+{
+    const ladder_level *l1 = &p->level[0], *dram = &p->level[p->nlevels - 1];
+    char buf[32];
+    report_fact(r, "l1_over_dram",
+                fmt_measured(buf, l1->gbs_one / dram->gbs_one));
+    report_note(r, "The arithmetic peak (GFLOP/s), the ridge point (flops per "
+                "byte of\nDRAM traffic) and the clock the peak implies:");
+    report_fact(r, "fma_one", fmt_num(buf, p->fma_gflops_one));
+    report_fact(r, "fma_all", fmt_num(buf, p->fma_gflops_all));
+    report_fact(r, "fma_scaling",
+                fmt_num(buf, p->fma_gflops_all / p->fma_gflops_one));
+    report_fact(r, "ridge",
+                fmt_measured(buf, p->fma_gflops_all / dram->gbs_all));
+    enum { ASSUMED_FMA_UNITS = 2 };
+    double per_cycle = ASSUMED_FMA_UNITS * 2.0 * p->fma_lanes;
+    double ghz = p->fma_gflops_one / per_cycle;
+    report_factf(r, "fma_units", "%d", ASSUMED_FMA_UNITS);
+    report_factf(r, "flops_per_cycle", "%.0f", per_cycle);
+    report_fact(r, "implied_ghz", fmt_num(buf, ghz));
+    char note[320];
+    if (p->max_mhz > 0) {
+        double peak = per_cycle * p->max_mhz * 1e-3 * p->threads;
+        char ratio[32];
+        snprintf(note, sizeof note, "the frequency driver reports a maximum of "
+                 "%.0f MHz, so %d cores with %d FMA units each peak at %s GFLOP/s, "
+                 "and the measured rate is %s of that.", p->max_mhz, p->threads,
+                 ASSUMED_FMA_UNITS, fmt_num(buf, peak),
+                 fmt_num(ratio, p->fma_gflops_all / peak));
+    } else
+        snprintf(note, sizeof note, "/proc/cpuinfo says %.0f MHz, but that is "
+                 "the nominal rate of the time-stamp counter, and there is no "
+                 "frequency driver to ask for the real one.", p->nominal_mhz);
+    report_fact(r, "clock_note", note);
+    const double ABOUT_NOMINAL = 0.02, mhz = ghz * 1e3;
+    const char *vs = p->nominal_mhz <= 0 ? "not comparable with"
+                   : mhz > p->nominal_mhz * (1 + ABOUT_NOMINAL) ? "above"
+                   : mhz < p->nominal_mhz * (1 - ABOUT_NOMINAL) ? "below"
+                   : "about";
+    report_fact(r, "implied_vs_nominal", vs);
+}
+

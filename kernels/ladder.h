@@ -1,6 +1,6 @@
 /* ladder.h — measuring this machine's memory ladder and arithmetic peak,
    and the data files that carry the results from chapter 1 to chapter 8.
-   Tangled from chapters/ch01_memory_ladder.nw; edit that file, not this one. */
+   Tangled from chapters/app_ladder.nw; edit that file, not this one. */
 #ifndef LADDER_H
 #define LADDER_H
 #include <stdbool.h>
@@ -100,4 +100,21 @@ void ladder_write(const char *dir, const ladder_profile *p);
 /* reads both back; 0, or -1 with a one-line reason in err */
 int  ladder_read(const char *dir, ladder_profile *p, char *err, size_t errlen);
 
+typedef struct {
+    size_t sizes[LADDER_MAX_POINTS];
+    int    count;
+    int    threads, repeats;
+    long   chase_steps, fma_iterations;
+    uint32_t seed;
+} ladder_plan;
+
+enum { SWEEP_FIRST = 4 << 10, SWEEP_FIRST_QUICK = 16 << 10,
+       SWEEP_DENSE_END = 64 << 20 };
+
+void plan_sizes(ladder_plan *plan, size_t max_bytes, bool quick);
+void measure_ladder(const ladder_plan *plan, ladder_profile *p, bool progress);
+void report_machine(report *r, const ladder_profile *p, const ladder_plan *plan);
+void report_sweep(report *r, const ladder_profile *p);
+void report_ladder(report *r, const ladder_profile *p);
+void report_ladder_ratios(report *r, const ladder_profile *p);
 #endif
