@@ -7,21 +7,7 @@
 #include <string.h>
 #include "harness.h"
 #include "ladder.h"
-
-typedef struct {
-    size_t seq;      /* n: positions in the sequence  */
-    size_t heads;    /* h: independent attention heads */
-    size_t dim;      /* d: numbers per position and head */
-} attention_shape;
-
-enum { FLOAT_BYTES = 4 };
-
-typedef struct {
-    const char *step, *reads, *writes;
-    double read_bytes, write_bytes;
-} traffic_step;
-
-enum { NAIVE_STEPS = 3 };
+#include "ch01_memory_ladder.h"
 
 double score_bytes(attention_shape s)
 {
@@ -98,14 +84,6 @@ static void report_traffic(report *r, attention_shape s, double tbs)
                 fmt_int(buf, llround(score_traffic / operands)));
     report_fact(r, "naive_ms", fmt_num(buf, transfer_ms(total, tbs)));
 }
-
-typedef struct {
-    const char *name;
-    double hbm_gb;      /* HBM capacity, GB, as the vendor states it */
-    double hbm_tbs;     /* HBM bandwidth, TB/s                       */
-    int    sms;         /* streaming multiprocessors                 */
-    int    sram_kib;    /* combined L1 / shared memory per SM, KiB   */
-} gpu_spec;
 
 const gpu_spec gpu_specs[] = {
     { "A100 SXM 80GB", 80, 2.039, 108, 192 },
