@@ -98,6 +98,9 @@ def run_noweb(files):
 # Parsing the stream
 
 
+_appendix_letters = {}   # app_*.nw stem -> B, C, ... in the order first seen
+
+
 def file_prefix(path):
     """Chapter label prefix derived from a file name."""
     stem = os.path.splitext(os.path.basename(path))[0]
@@ -106,6 +109,9 @@ def file_prefix(path):
         return str(int(m.group(1))), "chapter"
     if stem.startswith("harness"):
         return "A", "appendix"
+    if stem.startswith("app_"):   # further appendices follow the harness (A)
+        letter = chr(ord("B") + len(_appendix_letters))
+        return _appendix_letters.setdefault(stem, letter), "appendix"
     if stem.startswith("front"):
         return "F", "front"
     if stem.startswith("back"):
