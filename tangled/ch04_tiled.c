@@ -30,6 +30,8 @@ static void explain_run_columns(report *r, const attn_params *p);
 static void report_seeded_facts(report *r, const ch04_options *o, const attn_params *p,
                                 const ch04_run runs[CH04_RUNS]);
 static void write_blocks_data(const char *dir, const ch04_run runs[CH04_RUNS]);
+static void write_walk_data(const char *dir, const attn_params *p,
+                            const tensor qkv[3]);
 
 ch04_options ch04_defaults(void)
 {
@@ -64,7 +66,7 @@ static void parse_ch04_options(int argc, char **argv, ch04_options *o)
           "write the generated q.npy k.npy v.npy to DIR" },
         { "json", OPT_FLAG, &o->json, 0, 0, NULL, "print the report as JSON" },
         { "data", OPT_STRING, &o->data_dir, 0, 0, "DIR",
-          "write the table as DIR/ch04_blocks.dat" },
+          "write DIR/ch04_blocks.dat and the walk of one query block" },
     };
     options_parse(argc, argv, PROGRAM,
                   "tiled attention on .npy tensors or seeded inputs",
@@ -267,6 +269,7 @@ static void run_on_seeded_inputs(const ch04_options *o, report *r)
     ch04_measure(o, &p, qkv, runs);
     report_seeded_runs(r, o, &p, runs);
     if (o->data_dir) write_blocks_data(o->data_dir, runs);
+    if (o->data_dir) write_walk_data(o->data_dir, &p, qkv);
     if (o->out_path) write_seeded_output(o, &p, qkv);
     for (int t = 0; t < 3; t++) tensor_free(&qkv[t]);
 }
@@ -399,6 +402,59 @@ static void write_blocks_data(const char *dir, const ch04_run runs[CH04_RUNS])
                 runs[i].max_error);
     }
     fclose(f);
+}
+
+static float walk_score(const float *q, const float *k, size_t d, float scale)
+{
+    float s = 0.0f;
+    for (size_t c = 0; c < d; c++) s += q[c] * k[c];
+    return s * scale;
+}
+
+size_t ch04_walk(const attn_params *p, const float *q, const float *k,
+                 const float *v, ch04_walk_step *steps)
+{
+    const size_t blocks_q = (p->nq + p->block_q - 1) / p->block_q;
+    const size_t row = p->block_q * (blocks_q > CH04_WALK_BLOCK ? CH04_WALK_BLOCK
+                                                               : blocks_q - 1);
+    float *scores = fa_alloc(fa_mul(p->block_k, sizeof(float)));
+    float *acc = fa_alloc(fa_mul(p->d, sizeof(float)));
+    float m = -INFINITY, l = 0.0f;
+    for (size_t k0 = 0, b = 0; k0 < p->nk; k0 += p->block_k, b++) {
+        const size_t cols = p->nk - k0 < p->block_k ? p->nk - k0 : p->block_k;
+        for (size_t j = 0; j < cols; j++)
+            scores[j] = walk_score(q + row * p->d, k + (k0 + j) * p->d, p->d, p->scale);
+        const float m_old = m;
+        attn_online_update(1, cols, p->d, scores, v + k0 * p->d, &m, &l, acc);
+        steps[b] = (ch04_walk_step){ .key_block = b, .m = m, .l = l,
+                                     .alpha = expf(m_old - m), .acc0 = acc[0] };
+    }
+    fa_free(scores);
+    fa_free(acc);
+    return row;
+}
+
+static void write_walk_data(const char *dir, const attn_params *p,
+                            const tensor qkv[3])
+{
+    const size_t blocks_q = (p->nq + p->block_q - 1) / p->block_q;
+    const size_t blocks_k = (p->nk + p->block_k - 1) / p->block_k;
+    ch04_walk_step *steps = fa_alloc(fa_mul(blocks_k, sizeof *steps));
+    const size_t row = ch04_walk(p, qkv[0].data, qkv[1].data, qkv[2].data, steps);
+    FILE *f = data_file(dir, "ch04_walk_tiles.dat");
+    fprintf(f, "# query_block key_block walking\n");
+    for (size_t b = 0; b < blocks_q; b++)
+        for (size_t c = 0; c < blocks_k; c++)
+            fprintf(f, "%zu %zu %d\n", b, c, b == row / p->block_q);
+    fclose(f);
+    f = data_file(dir, "ch04_walk.dat");
+    fprintf(f, "# query row %zu (query block %zu): key_block m l alpha acc0\n",
+            row, row / p->block_q);
+    for (size_t b = 0; b < blocks_k; b++)
+        fprintf(f, "%zu %.9g %.9g %.9g %.9g\n", steps[b].key_block, steps[b].m,
+                steps[b].l, steps[b].alpha, steps[b].acc0);
+    fclose(f);
+    fa_free(steps);
 }
 
 int main(int argc, char **argv)

@@ -23,6 +23,14 @@ typedef struct {
 } ch04_run;
 enum { CH04_SHAPES = 5, CH04_RUNS = 2 * CH04_SHAPES };
 
+enum { CH04_WALK_BLOCK = 2 };
+typedef struct {
+    size_t key_block;
+    float  m, l, alpha, acc0;   /* after this key block; alpha = e^(m_old - m) */
+} ch04_walk_step;
+
+size_t ch04_walk(const attn_params *p, const float *q, const float *k,
+                 const float *v, ch04_walk_step *steps);
 ch04_options ch04_defaults(void);
 attn_params ch04_seeded_params(const ch04_options *o);
 void ch04_draw_inputs(const attn_params *p, uint32_t seed, tensor qkv[3]);

@@ -252,3 +252,26 @@ Test(receipts, default_run)
         cr_assert(runs[i].max_error < 1e-5, "run %d: error %.3e", i, runs[i].max_error);
     for (int t = 0; t < 3; t++) tensor_free(&qkv[t]);
 }
+Test(walk, ends_at_the_kernels_output_row)
+{
+    const ch04_options o = ch04_defaults();
+    attn_params p = ch04_seeded_params(&o);
+    tensor qkv[3];
+    ch04_draw_inputs(&p, (uint32_t)o.seed, qkv);
+    const size_t blocks_k = (p.nk + p.block_k - 1) / p.block_k;
+    ch04_walk_step *steps = fa_alloc(blocks_k * sizeof *steps);
+    const size_t row = ch04_walk(&p, qkv[0].data, qkv[1].data, qkv[2].data, steps);
+    cr_assert_eq(row, CH04_WALK_BLOCK * p.block_q);
+    for (size_t b = 1; b < blocks_k; b++)
+        cr_expect(steps[b].m >= steps[b - 1].m, "the max fell at key block %zu", b);
+    p.batch = p.heads = 1;
+    float *o_tiled = fa_alloc(p.nq * p.d * sizeof(float));
+    attention_tiled(&p, qkv[0].data, qkv[1].data, qkv[2].data, o_tiled, NULL);
+    const ch04_walk_step *last = &steps[blocks_k - 1];
+    float acc0 = last->acc0, l = last->l;
+    cr_expect_eq(acc0 / l, o_tiled[row * p.d], "walk %.9g, kernel %.9g", acc0 / l,
+                 o_tiled[row * p.d]);
+    fa_free(o_tiled);
+    fa_free(steps);
+    for (int t = 0; t < 3; t++) tensor_free(&qkv[t]);
+}
