@@ -14,7 +14,7 @@ set format y '10^{%L}'
 set xrange [12:1400]
 set yrange [1e-8:30]
 set xtics (16, 32, 64, 128, 256, 512, 1024)
-set xlabel 'block size b, or window width w (keys)'
+set xlabel 'block size B, or window width w (keys)'
 set ylabel 'max |O - O_{exact}|'
 set key tmargin center horizontal box
 set grid ytics lc rgb '#dddddd'
@@ -25,7 +25,7 @@ set style line 3 pt 9 lc rgb '#2ca02c'
 set style line 4 dt 3 lc rgb '#777777'
 
 file = data.'/ch05_error.dat'
-plot file using 1:3 with linespoints ls 1 title 'window of w = b keys', \
+plot file using 1:3 with linespoints ls 1 title 'window of w = B keys', \
      file using 1:4 with linespoints ls 2 title 'tiled, not rescaled', \
      file using 1:2 with linespoints ls 3 title 'tiled, exact', \
      1e-5 with lines ls 4 title 'test tolerance'

@@ -73,7 +73,7 @@ void append_block_name(char *names, size_t size, size_t b, bool last)
 static void report_walkthrough(report *r, const stream_step steps[], size_t blocks)
 {
     static const char *const columns[] = { "block", "logits", "block max",
-        "running max", "correction", "l", NULL };
+        "running max", "correction", "ℓ", NULL };
     table *t = report_table(r, "walkthrough", "Six logits in blocks of two", columns);
     for (size_t b = 0; b < blocks; b++) {
         char logits[64], bm[32], rm[32], c[32], l[32];
@@ -84,15 +84,15 @@ static void report_walkthrough(report *r, const stream_step steps[], size_t bloc
                    b == 0 ? "-" : fmt_num(c, steps[b].correction), fmt_num(l, steps[b].sum));
     }
     char buf[32];
-    report_fact_labeled(r, "ell_1", "l after block 1",
+    report_fact_labeled(r, "ell_1", "ℓ after block 1",
                         fmt_num(buf, steps[0].sum));
     report_fact_labeled(r, "correction_2", "correction at block 2",
                         fmt_num(buf, steps[1].correction));
-    report_fact_labeled(r, "ell_2", "l after block 2",
+    report_fact_labeled(r, "ell_2", "ℓ after block 2",
                         fmt_num(buf, steps[1].sum));
     report_fact_labeled(r, "correction_3", "correction at block 3",
                         fmt_num(buf, steps[2].correction));
-    report_fact_labeled(r, "ell_3", "l after block 3",
+    report_fact_labeled(r, "ell_3", "ℓ after block 3",
                         fmt_num(buf, steps[2].sum));
 }
 

@@ -449,7 +449,7 @@ static double reference_sum(const float *x, size_t n, float m)
 
 static void report_groupings(report *r, const tensor *x, unsigned long seed)
 {
-    static const char *const cols[] = { "grouping", "m", "l", "error of l (2^-24)",
+    static const char *const cols[] = { "grouping", "m", "ℓ", "error of ℓ (2^-24)",
                                         NULL };
     table *t = report_table(r, "groupings", "Row 0 in blocks of 64, merged four ways",
                             cols);
