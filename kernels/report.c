@@ -54,6 +54,36 @@ const char *fmt_bytes(char buf[32], double bytes)
     return buf;
 }
 
+static int decimals_for(double x, int sig)
+{
+    int magnitude = x == 0.0 || !isfinite(x) ? 0 : (int)floor(log10(fabs(x)));
+    return sig - 1 - magnitude;
+}
+
+static double round_at(double x, int decimals)
+{
+    double quantum = pow(10.0, -decimals);
+    return round(x / quantum) * quantum;
+}
+
+const char *fmt_sig(char buf[32], double x, int sig)
+{
+    int decimals = decimals_for(x, sig);
+    snprintf(buf, 32, "%.*f", decimals > 0 ? decimals : 0, round_at(x, decimals));
+    return buf;
+}
+
+const char *fmt_spread(char buf[64], double median, double min, double max)
+{
+    if (isnan(median))
+        return strcpy(buf, "-");
+    int sig = fabs(max - min) < 0.01 * fabs(median) ? 3 : 2;
+    int decimals = decimals_for(median, sig), shown = decimals > 0 ? decimals : 0;
+    snprintf(buf, 64, "%.*f (%.*f–%.*f)", shown, round_at(median, decimals),
+             shown, round_at(min, decimals), shown, round_at(max, decimals));
+    return buf;
+}
+
 struct table {
     char  *name, *title;
     size_t columns, rows;

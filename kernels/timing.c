@@ -26,7 +26,20 @@ double median_of(double *x, size_t n)
     return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
 }
 
+spread spread_of(double *x, size_t n)
+{
+    double median = median_of(x, n);   /* sorts x */
+    if (n == 0)
+        return (spread){ NAN, NAN, NAN };
+    return (spread){ median, x[0], x[n - 1] };
+}
+
 double time_median(void (*fn)(void *ctx), void *ctx, int warmup, int repeats)
+{
+    return time_spread(fn, ctx, warmup, repeats).median;
+}
+
+spread time_spread(void (*fn)(void *ctx), void *ctx, int warmup, int repeats)
 {
     size_t n = repeats < 1 ? 1 : (size_t)repeats;
     double *times = bookkeeping_alloc(n * sizeof *times);
@@ -37,8 +50,8 @@ double time_median(void (*fn)(void *ctx), void *ctx, int warmup, int repeats)
         fn(ctx);
         times[i] = now_seconds() - start;
     }
-    double median = median_of(times, n);
+    spread s = spread_of(times, n);
     free(times);
-    return median;
+    return s;
 }
 

@@ -8,4 +8,11 @@ double time_median(void (*fn)(void *ctx), void *ctx, int warmup, int repeats);
 /* the median of n numbers, sorting them in place; NaN when n is 0 */
 double median_of(double *x, size_t n);
 
+typedef struct { double median, min, max; } spread;
+/* the median, least and greatest of n numbers, sorting them in place;
+   NaNs when n is 0 */
+spread spread_of(double *x, size_t n);
+/* like time_median, with the fastest and slowest of the timed repeats */
+spread time_spread(void (*fn)(void *ctx), void *ctx, int warmup, int repeats);
+
 #endif

@@ -587,6 +587,19 @@ Test(format, bytes_are_mib_gib_or_tib)
     cr_assert_str_eq(fmt_bytes(b, 3.0 * 1024 * 1024 * mib), "3.0 TiB");
 }
 
+Test(formats, measured_values_carry_their_range)
+{
+    char buf[64];
+    cr_expect_str_eq(fmt_sig(buf, 266.2184, 2), "270");
+    cr_expect_str_eq(fmt_sig(buf, 0.8912, 2), "0.89");
+    cr_expect_str_eq(fmt_spread(buf, 266.2, 251.0, 281.0), "270 (250–280)");
+    cr_expect_str_eq(fmt_spread(buf, 15.19, 15.17, 15.2), "15.2 (15.2–15.2)");
+    cr_expect_str_eq(fmt_spread(buf, NAN, 1, 2), "-");
+    double x[] = { 3, 1, 2, 9 };
+    spread s = spread_of(x, 4);
+    cr_expect(s.median == 2.5 && s.min == 1 && s.max == 9);
+}
+
 static void print_sample_report(void *ctx)
 {
     report *r = report_new("demo", ctx != NULL);
