@@ -152,7 +152,7 @@ double ladder_median(const double *x, int n)
     return median_of(s, (size_t)count);
 }
 
-static double team_median(int threads, ladder_work work, void *ctx,
+static spread team_spread(int threads, ladder_work work, void *ctx,
                           int repeats)
 {
     double seconds[LADDER_MAX_REPEATS];
@@ -160,7 +160,13 @@ static double team_median(int threads, ladder_work work, void *ctx,
     ladder_team_run(threads, work, ctx);            /* warm-up, not counted */
     for (int r = 0; r < repeats; r++)
         seconds[r] = ladder_team_run(threads, work, ctx);
-    return ladder_median(seconds, repeats);
+    return spread_of(seconds, (size_t)repeats);
+}
+
+static spread rate_of(double work, spread seconds)
+{
+    return (spread){ work / seconds.median, work / seconds.max,
+                     work / seconds.min };
 }
 
 typedef struct {
@@ -297,17 +303,23 @@ static void read_slice(void *ctx, int thread)
     j->sums[thread] = sum_lines(slice, j->bytes, j->passes);
 }
 
-double ladder_read_gbs(const ladder_buffer *b, size_t bytes, int threads,
-                       int repeats)
+spread ladder_read_spread(const ladder_buffer *b, size_t bytes, int threads,
+                          int repeats)
 {
     if (threads > b->threads || bytes > b->slice || bytes < 256)
-        return NAN;
+        return (spread){ NAN, NAN, NAN };
     read_job j = { .buf = b, .bytes = bytes / 256 * 256 };
     j.passes = j.bytes >= READ_TARGET_BYTES
              ? 1 : (long)(READ_TARGET_BYTES / j.bytes);
-    double seconds = team_median(threads, read_slice, &j, repeats);
+    spread seconds = team_spread(threads, read_slice, &j, repeats);
     double bytes_read = (double)j.bytes * (double)j.passes * threads;
-    return bytes_read / seconds / 1e9;
+    return rate_of(bytes_read / 1e9, seconds);
+}
+
+double ladder_read_gbs(const ladder_buffer *b, size_t bytes, int threads,
+                       int repeats)
+{
+    return ladder_read_spread(b, bytes, threads, repeats).median;
 }
 
 enum { LINE_WORDS = 64 / sizeof(uintptr_t) };
@@ -342,16 +354,24 @@ static void chase(void *ctx)
     j->at = p;
 }
 
-double ladder_chase_ns(ladder_buffer *b, size_t bytes, long steps,
-                       int repeats, mt19937 *g)
+spread ladder_chase_spread(ladder_buffer *b, size_t bytes, long steps,
+                           int repeats, mt19937 *g)
 {
     size_t lines = bytes / 64;
     if (bytes > b->slice || lines < 2 || lines > UINT32_MAX)
-        return NAN;
+        return (spread){ NAN, NAN, NAN };
     uintptr_t *words = (uintptr_t *)b->base;
     link_random_cycle(words, lines, g);
     chase_job job = { words, steps };
-    return time_median(chase, &job, 1, repeats) / (double)steps * 1e9;
+    spread s = time_spread(chase, &job, 1, repeats);
+    double per_step = 1e9 / (double)steps;
+    return (spread){ s.median * per_step, s.min * per_step, s.max * per_step };
+}
+
+double ladder_chase_ns(ladder_buffer *b, size_t bytes, long steps,
+                       int repeats, mt19937 *g)
+{
+    return ladder_chase_spread(b, bytes, steps, repeats, g).median;
 }
 
 #if defined(__AVX512F__)
@@ -407,13 +427,18 @@ static void fma_on_core(void *ctx, int thread)
     ladder_fma_chains(j->iterations, j->out[thread]);
 }
 
-double ladder_fma_gflops(int threads, long iterations, int repeats)
+spread ladder_fma_spread(int threads, long iterations, int repeats)
 {
     fma_job job = { .iterations = iterations };
-    double seconds = team_median(threads, fma_on_core, &job, repeats);
+    spread seconds = team_spread(threads, fma_on_core, &job, repeats);
     double flops = (double)iterations * LADDER_FMA_CHAINS * FMA_LANES * 2.0
                  * threads;
-    return flops / seconds / 1e9;
+    return rate_of(flops / 1e9, seconds);
+}
+
+double ladder_fma_gflops(int threads, long iterations, int repeats)
+{
+    return ladder_fma_spread(threads, iterations, repeats).median;
 }
 
 void ladder_pick_levels(ladder_profile *p)
@@ -434,6 +459,9 @@ void ladder_pick_levels(ladder_profile *p)
             l->gbs_one = pt->gbs_one;
             l->gbs_all = pt->gbs_all;
             l->latency_ns = pt->latency_ns;
+            l->gbs_one_range = pt->gbs_one_range;
+            l->gbs_all_range = pt->gbs_all_range;
+            l->latency_range = pt->latency_range;
         }
         above = l->capacity;
     }
@@ -667,11 +695,13 @@ void measure_ladder(const ladder_plan *plan, ladder_profile *p, bool progress)
     for (int i = 0; i < plan->count; i++) {
         ladder_point *pt = &p->point[p->npoints++];
         pt->bytes = plan->sizes[i];
-        pt->gbs_one = ladder_read_gbs(&buf, pt->bytes, 1, plan->repeats);
-        pt->gbs_all = pt->gbs_one;
+        pt->gbs_one_range = ladder_read_spread(&buf, pt->bytes, 1, plan->repeats);
+        pt->gbs_all_range = pt->gbs_one_range;
         if (plan->threads > 1)
-            pt->gbs_all = ladder_read_gbs(&buf, pt->bytes, plan->threads,
-                                          plan->repeats);
+            pt->gbs_all_range = ladder_read_spread(&buf, pt->bytes, plan->threads,
+                                                   plan->repeats);
+        pt->gbs_one = pt->gbs_one_range.median;
+        pt->gbs_all = pt->gbs_all_range.median;
         if (progress)
             fprintf(stderr, "ch01_memory_ladder: read %8zu KiB per core: "
                     "%.1f GB/s, %d cores %.1f GB/s\n", pt->bytes >> 10,
@@ -681,16 +711,19 @@ void measure_ladder(const ladder_plan *plan, ladder_profile *p, bool progress)
     mt_seed(&g, plan->seed);
     for (int i = 0; i < plan->count; i++) {
         ladder_point *pt = &p->point[i];
-        pt->latency_ns = ladder_chase_ns(&buf, pt->bytes, plan->chase_steps,
-                                         plan->repeats, &g);
+        pt->latency_range = ladder_chase_spread(&buf, pt->bytes, plan->chase_steps,
+                                                plan->repeats, &g);
+        pt->latency_ns = pt->latency_range.median;
         if (progress)
             fprintf(stderr, "ch01_memory_ladder: chase %8zu KiB: "
                     "%.2f ns per load\n", pt->bytes >> 10, pt->latency_ns);
     }
     ladder_buffer_free(&buf);
-    p->fma_gflops_one = ladder_fma_gflops(1, plan->fma_iterations, plan->repeats);
-    p->fma_gflops_all = ladder_fma_gflops(plan->threads, plan->fma_iterations,
-                                          plan->repeats);
+    p->fma_one_range = ladder_fma_spread(1, plan->fma_iterations, plan->repeats);
+    p->fma_all_range = ladder_fma_spread(plan->threads, plan->fma_iterations,
+                                         plan->repeats);
+    p->fma_gflops_one = p->fma_one_range.median;
+    p->fma_gflops_all = p->fma_all_range.median;
     if (progress)
         fprintf(stderr, "ch01_memory_ladder: %s FMA: %.1f GFLOP/s on one core, "
                 "%.1f on %d\n", p->fma_isa, p->fma_gflops_one, p->fma_gflops_all,
@@ -700,7 +733,12 @@ void measure_ladder(const ladder_plan *plan, ladder_profile *p, bool progress)
 
 static const char *fmt_measured(char buf[32], double x)
 {
-    return isnan(x) ? strcpy(buf, "-") : fmt_num(buf, x);
+    return isnan(x) ? strcpy(buf, "-") : fmt_sig(buf, x, 2);
+}
+
+static const char *fmt_range(char buf[64], spread s)
+{
+    return fmt_spread(buf, s.median, s.min, s.max);
 }
 
 void report_machine(report *r, const ladder_profile *p,
@@ -744,10 +782,10 @@ void report_sweep(report *r, const ladder_profile *p)
                             "working set (per core)", columns);
     for (int i = 0; i < p->npoints; i++) {
         const ladder_point *pt = &p->point[i];
-        char size[32], one[32], all[32], ns[32];
+        char size[32], one[64], all[64], ns[64];
         table_rowf(t, "%s|%s|%s|%s", ladder_format_size(size, pt->bytes),
-                   fmt_measured(one, pt->gbs_one), fmt_measured(all, pt->gbs_all),
-                   fmt_measured(ns, pt->latency_ns));
+                   fmt_range(one, pt->gbs_one_range), fmt_range(all, pt->gbs_all_range),
+                   fmt_range(ns, pt->latency_range));
     }
     report_note(r, "Each core reads its own working set of the size shown;"
                 "\nthe latency is one core chasing a random cycle through it.");
@@ -757,16 +795,17 @@ static void report_level_facts(report *r, const char *key,
                                const ladder_level *l)
 {
     static const ladder_level none = { .gbs_one = NAN, .gbs_all = NAN,
-                                       .latency_ns = NAN };
+        .latency_ns = NAN, .gbs_one_range = { NAN, NAN, NAN },
+        .gbs_all_range = { NAN, NAN, NAN }, .latency_range = { NAN, NAN, NAN } };
     static const char *const suffix[] = { "size", "gbs_one", "gbs_all", "ns" };
-    char value[4][32], name[48];
+    char value[4][64], name[48];
     l = l ? l : &none;
     strcpy(value[0], "-");
     if (l->capacity)
         ladder_format_size(value[0], l->capacity);
-    fmt_measured(value[1], l->gbs_one);
-    fmt_measured(value[2], l->gbs_all);
-    fmt_measured(value[3], l->latency_ns);
+    fmt_range(value[1], l->gbs_one_range);
+    fmt_range(value[2], l->gbs_all_range);
+    fmt_range(value[3], l->latency_range);
     for (int i = 0; i < 4; i++) {
         snprintf(name, sizeof name, "%s_%s", key, suffix[i]);
         report_fact(r, name, value[i]);
@@ -781,12 +820,12 @@ void report_ladder(report *r, const ladder_profile *p)
                             columns);
     for (int k = 0; k < p->nlevels; k++) {
         const ladder_level *l = &p->level[k];
-        char cap[32], at[32], one[32], all[32], ns[32];
+        char cap[32], at[32], one[64], all[64], ns[64];
         table_rowf(t, "%s|%s|%s|%s|%s|%s", l->name,
                    l->capacity ? ladder_format_size(cap, l->capacity) : "-",
                    l->probe ? ladder_format_size(at, l->probe) : "-",
-                   fmt_measured(one, l->gbs_one), fmt_measured(all, l->gbs_all),
-                   fmt_measured(ns, l->latency_ns));
+                   fmt_range(one, l->gbs_one_range), fmt_range(all, l->gbs_all_range),
+                   fmt_range(ns, l->latency_range));
     }
     report_note(r, "A cache is read at the middle working set between twice "
                 "the level\nabove and half its capacity; DRAM at the largest.");
@@ -805,10 +844,11 @@ void report_ladder_ratios(report *r, const ladder_profile *p)
                 fmt_measured(buf, l1->gbs_one / dram->gbs_one));
     report_note(r, "The arithmetic peak (GFLOP/s), the ridge point (flops per "
                 "byte of\nDRAM traffic) and the clock the peak implies:");
-    report_fact(r, "fma_one", fmt_num(buf, p->fma_gflops_one));
-    report_fact(r, "fma_all", fmt_num(buf, p->fma_gflops_all));
+    char range[64];
+    report_fact(r, "fma_one", fmt_range(range, p->fma_one_range));
+    report_fact(r, "fma_all", fmt_range(range, p->fma_all_range));
     report_fact(r, "fma_scaling",
-                fmt_num(buf, p->fma_gflops_all / p->fma_gflops_one));
+                fmt_measured(buf, p->fma_gflops_all / p->fma_gflops_one));
     report_fact(r, "ridge",
                 fmt_measured(buf, p->fma_gflops_all / dram->gbs_all));
     enum { ASSUMED_FMA_UNITS = 2 };
@@ -816,7 +856,7 @@ void report_ladder_ratios(report *r, const ladder_profile *p)
     double ghz = p->fma_gflops_one / per_cycle;
     report_factf(r, "fma_units", "%d", ASSUMED_FMA_UNITS);
     report_factf(r, "flops_per_cycle", "%.0f", per_cycle);
-    report_fact(r, "implied_ghz", fmt_num(buf, ghz));
+    report_fact(r, "implied_ghz", fmt_measured(buf, ghz));
     char note[320];
     if (p->max_mhz > 0) {
         double peak = per_cycle * p->max_mhz * 1e-3 * p->threads;
@@ -824,8 +864,8 @@ void report_ladder_ratios(report *r, const ladder_profile *p)
         snprintf(note, sizeof note, "the frequency driver reports a maximum of "
                  "%.0f MHz, so %d cores with %d FMA units each peak at %s GFLOP/s, "
                  "and the measured rate is %s of that.", p->max_mhz, p->threads,
-                 ASSUMED_FMA_UNITS, fmt_num(buf, peak),
-                 fmt_num(ratio, p->fma_gflops_all / peak));
+                 ASSUMED_FMA_UNITS, fmt_sig(buf, peak, 2),
+                 fmt_measured(ratio, p->fma_gflops_all / peak));
     } else
         snprintf(note, sizeof note, "/proc/cpuinfo says %.0f MHz, but that is "
                  "the nominal rate of the time-stamp counter, and there is no "

@@ -26,6 +26,8 @@ typedef struct {
     size_t bytes;                 /* working set per thread              */
     double gbs_one, gbs_all;      /* read bandwidth: one core, all cores */
     double latency_ns;            /* dependent load, one core            */
+    spread gbs_one_range, gbs_all_range, latency_range;  /* the same
+                                     medians, with the least and greatest repeat */
 } ladder_point;
 
 typedef struct {
@@ -33,6 +35,7 @@ typedef struct {
     size_t capacity;              /* bytes as the OS reports; 0 for DRAM */
     size_t probe;                 /* working set the values come from    */
     double gbs_one, gbs_all, latency_ns;
+    spread gbs_one_range, gbs_all_range, latency_range;
 } ladder_level;
 
 typedef struct {
@@ -45,6 +48,7 @@ typedef struct {
     char   fma_isa[16];       /* "AVX-512", "AVX2+FMA", "scalar"           */
     int    fma_lanes;         /* fp32 lanes per FMA instruction            */
     double fma_gflops_one, fma_gflops_all;
+    spread fma_one_range, fma_all_range;
     int    nlevels;
     ladder_level level[LADDER_MAX_LEVELS];
     int    npoints;
@@ -75,20 +79,26 @@ ladder_buffer ladder_buffer_new(size_t slice, int threads);
 void ladder_buffer_free(ladder_buffer *b);
 
 double ladder_median(const double *x, int n);
-/* read bandwidth in GB/s of `threads` cores, each reading its own `bytes` */
+/* read bandwidth in GB/s of `threads` cores, each reading its own `bytes`:
+   the median of the repeats, and with their range */
 double ladder_read_gbs(const ladder_buffer *b, size_t bytes, int threads,
                        int repeats);
+spread ladder_read_spread(const ladder_buffer *b, size_t bytes, int threads,
+                          int repeats);
 
 /* nanoseconds per dependent load over a random cycle through `bytes`
    (one core) */
 double ladder_chase_ns(ladder_buffer *b, size_t bytes, long steps,
                        int repeats, mt19937 *g);
+spread ladder_chase_spread(ladder_buffer *b, size_t bytes, long steps,
+                           int repeats, mt19937 *g);
 
 void ladder_fma_chains(long iterations, float out[LADDER_FMA_CHAINS]);
 const char *ladder_fma_isa(void);
 int    ladder_fma_lanes(void);
 /* fp32 GFLOP/s of `threads` cores running ladder_fma_chains */
 double ladder_fma_gflops(int threads, long iterations, int repeats);
+spread ladder_fma_spread(int threads, long iterations, int repeats);
 
 /* fills the probe and the values of p->level[] from p->point[], which
    must be sorted by size */
