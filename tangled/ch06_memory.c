@@ -417,10 +417,11 @@ static void measured_facts(report *r, const ch06_settings *s, const memory_row *
     report_fact(r, "tiled_rss", fmt_bytes(a, (double)last->tiled.rss_peak));
     size_t rows_run = n;
     if (s->tiled_rows > 0 && (size_t)s->tiled_rows < n) rows_run = (size_t)s->tiled_rows;
-    report_factf(r, "naive_seconds", "%.1f", last->naive.seconds);
-    report_factf(r, "tiled_seconds", "%.2f", last->tiled.seconds);
-    report_factf(r, "tiled_full_seconds", "%.1f",
-                 last->tiled.seconds * (double)n / (double)rows_run);
+    char time[32];
+    report_fact(r, "naive_seconds", fmt_sig(time, last->naive.seconds, 2));
+    report_fact(r, "tiled_seconds", fmt_sig(time, last->tiled.seconds, 2));
+    report_fact(r, "tiled_full_seconds",
+                fmt_sig(time, last->tiled.seconds * (double)n / (double)rows_run, 2));
     residual_facts(r, s, rows, count);
 }
 
