@@ -1,6 +1,6 @@
 #!/bin/sh
 # cli_chapter_shape.sh — every chapter ends with The program, The tests and
-# Exercises, in that order. Tangled from chapters/ch01_memory_ladder.nw.
+# Exercises, in that order. Tangled from chapters/harness.nw.
 fail=0
 for f in chapters/ch[0-9]*.nw; do
     last=$(grep '^## ' "$f" | tail -n 3 | sed 's/ *{.*}$//' | tr '\n' '|')

@@ -1,6 +1,6 @@
 #!/bin/sh
 # cli_notation.sh — the book's notation (chapter 1's table), checked in every
-# chapter and appendix. Tangled from chapters/ch01_memory_ladder.nw.
+# chapter and appendix. Tangled from chapters/harness.nw.
 fail=0
 ok() { echo "ok - $1"; }
 not_ok() { echo "not ok - $1"; fail=1; }
