@@ -36,23 +36,6 @@ void ch05_update_unrescaled(size_t rows, size_t cols, size_t d, float *scores,
     }
 }
 
-static void parse_ch05_options(int argc, char **argv, ch05_options *o)
-{
-    const option opts[] = {
-        { "seed", OPT_INT, &o->seed, 0, 4294967295.0, "N",
-          "seed of Q, K, V (drawn in that order)" },
-        { "batch", OPT_INT, &o->batch, 1, 16, "B", "batch size" },
-        { "heads", OPT_INT, &o->heads, 1, 64, "H", "heads" },
-        { "seq", OPT_INT, &o->seq, 1, 8192, "N", "sequence length" },
-        { "dim", OPT_INT, &o->dim, 1, 512, "D", "head dimension" },
-        { "json", OPT_FLAG, &o->json, 0, 0, NULL, "print the report as JSON" },
-        { "data", OPT_STRING, &o->data_dir, 0, 0, "DIR",
-          "write the figure's data to DIR" },
-    };
-    options_parse(argc, argv, PROGRAM, "exact tiled attention against approximations",
-                  opts, sizeof opts / sizeof opts[0]);
-}
-
 ch05_problem ch05_problem_new(const ch05_options *o)
 {
     const size_t n = (size_t)o->seq;
@@ -271,6 +254,23 @@ static void report_other_facts(report *rep, const ch05_results *r)
                         fmt_num(b, r->unrescaled_error));
     report_fact_labeled(rep, "mean_abs_output", "mean |O|, exact causal attention",
                         fmt_num(b, r->mean_abs_output));
+}
+
+static void parse_ch05_options(int argc, char **argv, ch05_options *o)
+{
+    const option opts[] = {
+        { "seed", OPT_INT, &o->seed, 0, 4294967295.0, "N",
+          "seed of Q, K, V (drawn in that order)" },
+        { "batch", OPT_INT, &o->batch, 1, 16, "B", "batch size" },
+        { "heads", OPT_INT, &o->heads, 1, 64, "H", "heads" },
+        { "seq", OPT_INT, &o->seq, 1, 8192, "N", "sequence length" },
+        { "dim", OPT_INT, &o->dim, 1, 512, "D", "head dimension" },
+        { "json", OPT_FLAG, &o->json, 0, 0, NULL, "print the report as JSON" },
+        { "data", OPT_STRING, &o->data_dir, 0, 0, "DIR",
+          "write the figure's data to DIR" },
+    };
+    options_parse(argc, argv, PROGRAM, "exact tiled attention against approximations",
+                  opts, sizeof opts / sizeof opts[0]);
 }
 
 int main(int argc, char **argv)
