@@ -3,17 +3,7 @@
 #include <stdio.h>
 #include "harness.h"
 #include "attention.h"
-
-typedef enum {
-    TILE_FULL,       /* every entry visible: compute, no mask */
-    TILE_DIAGONAL,   /* the diagonal crosses it: compute, then mask */
-    TILE_SKIPPED     /* every entry hidden: compute nothing */
-} tile_state;
-
-typedef struct {
-    size_t total, computed, skipped, diagonal;
-    size_t scores;   /* entries of the computed tiles */
-} tile_counts;
+#include "ch07_causal_skip.h"
 
 /* the tile of query rows q0..q1 and key columns k0..k1, inclusive */
 tile_state causal_tile_state(size_t q0, size_t q1, size_t k0, size_t k1)
