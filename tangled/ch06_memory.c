@@ -12,6 +12,7 @@
 #include "harness.h"
 #include "online_softmax.h"
 #include "attention.h"
+#include "ch06_memory.h"
 
 enum {
     FP32_BYTES = 4,   /* float32 */
@@ -166,17 +167,6 @@ void naive_all_heads(const attn_params *p, const float *q, const float *k,
                    threads);
     fa_free(scores);
 }
-
-typedef struct {
-    size_t inputs;      /* bytes of Q, K, V, O, allocated before the path ran */
-    size_t fa_peak;     /* the allocator's peak while the path ran, inputs included */
-    size_t rss_start;   /* VmHWM when the measurement began */
-    size_t rss_peak;    /* VmHWM after the path ran: its peak included */
-    size_t tile_stats;  /* attn_stats.peak_tile_bytes (tiled path only) */
-    double seconds;     /* how long the path ran */
-} path_memory;
-
-typedef enum { NAIVE_PATH, TILED_PATH } path_kind;
 
 typedef struct { float *q, *k, *v, *o; } qkvo;
 
