@@ -5,25 +5,12 @@
 #include <math.h>
 #include "harness.h"
 #include "online_softmax.h"
+#include "ch02_online_softmax.h"
 
 static const float walkthrough_logits[6] = { 0.4f, 0.9f, 0.5f, 1.8f, 0.6f, 0.7f };
 enum { WALKTHROUGH_N = 6, WALKTHROUGH_BLOCK = 2 };
 
 enum { DEMO_ROWS = 4, DEMO_COLS = 2048 };
-
-typedef struct {
-    size_t first, count;      /* which logits the block holds      */
-    float  block_max;         /* the block's own largest logit      */
-    float  running_max;       /* m after the block                 */
-    float  correction;        /* e^(m_before - m_after)            */
-    float  sum;               /* l after the block                 */
-    bool   raised;            /* did the block raise the maximum?  */
-} stream_step;
-
-typedef struct {
-    size_t fired;          /* blocks after the first that raised the max */
-    float  deepest;        /* the smallest correction among them         */
-} firing_summary;
 
 size_t stream_row(const float *x, size_t n, size_t block, stream_step steps[])
 {

@@ -5,21 +5,7 @@
 #include <string.h>
 #include "harness.h"
 #include "online_softmax.h"
-typedef struct {
-    size_t first, count;      /* which logits the block holds      */
-    float  block_max;         /* the block's own largest logit      */
-    float  running_max;       /* m after the block                 */
-    float  correction;        /* e^(m_before - m_after)            */
-    float  sum;               /* l after the block                 */
-    bool   raised;            /* did the block raise the maximum?  */
-} stream_step;
-typedef struct {
-    size_t fired;          /* blocks after the first that raised the max */
-    float  deepest;        /* the smallest correction among them         */
-} firing_summary;
-size_t stream_row(const float *x, size_t n, size_t block, stream_step steps[]);
-firing_summary summarize_firings(const stream_step steps[], size_t blocks);
-double harmonic_number(size_t count);
+#include "../tangled/ch02_online_softmax.h"
 static const float six[6] = { 0.4f, 0.9f, 0.5f, 1.8f, 0.6f, 0.7f };
 
 static void expect_printed(float value, const char *printed)
