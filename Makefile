@@ -31,7 +31,7 @@ NW          := $(wildcard chapters/front.nw) $(sort $(wildcard chapters/ch*.nw))
 TOOLS       := chapters/tools
 
 .PHONY: all tangle programs receipts figures html pdf check check-tangle \
-        check-unit check-cli clean help deps
+        check-unit check-cli check-html clean help deps
 
 all: html pdf
 
@@ -40,8 +40,8 @@ help:
 	@echo "make tangle     regenerate tangled/ kernels/ tests/ figures/ from chapters/ (and lint chunk names)"
 	@echo "make programs   only the chapter programs (./ch02_online_softmax ...)"
 	@echo "make receipts   run the programs; their output lands in $(B)/receipts/"
-	@echo "make html | pdf one of the two books"
-	@echo "make check      unit tests (Criterion), command-line tests, tangle check"
+	@echo "make html | pdf one of the two books (book/index.html and a page per part; book/flash-attention.pdf)"
+	@echo "make check      unit tests (Criterion), command-line tests, tangle check, HTML check"
 	@echo "make clean      remove everything built"
 
 # ---------------------------------------------------------------- tools
@@ -145,14 +145,17 @@ $(B)/book.md: $(NW) $(TOOLS)/noweb2md.py $(PROGRAMS:%=$(B)/receipts/%.json) $(PR
 html: book/index.html
 pdf: book/flash-attention.pdf
 
-book/index.html: $(B)/book.md $(FIGURES:%=$(B)/fig/%.svg) $(TOOLS)/weave-html.sh $(wildcard $(TOOLS)/*.css $(TOOLS)/*.lua)
+# One page per part (book/ch02.html ...), cut at each level-1 heading, and the
+# contents, book/index.html, written last.
+book/index.html: $(B)/book.md $(FIGURES:%=$(B)/fig/%.svg) $(TOOLS)/weave-html.sh $(TOOLS)/html-pages.py \
+                 $(TOOLS)/katex-render.js $(wildcard $(TOOLS)/*.css $(TOOLS)/*.lua)
 	sh $(TOOLS)/weave-html.sh $< $@
 
 book/flash-attention.pdf: $(B)/book.md $(FIGURES:%=$(B)/fig/%.pdf) $(TOOLS)/weave-pdf.sh $(wildcard $(TOOLS)/*.tex $(TOOLS)/*.lua)
 	sh $(TOOLS)/weave-pdf.sh $< $@
 
 # ---------------------------------------------------------------- check
-check: check-tangle check-unit check-cli
+check: check-tangle check-unit check-cli check-html
 	@sh $(TOOLS)/summary.sh $(B)/check
 
 # Unit tests run one binary per make job; each leaves a log for the summary.
@@ -168,6 +171,13 @@ $(B)/check/cli_%.log: tests/cli_%.sh $(PROGRAMS) FORCE
 	@echo "== cli_$*"
 	@sh $< > $@.tmp 2>&1; rc=$$?; cat $@.tmp; mv $@.tmp $@; exit $$rc
 
+# Every page of the HTML book: links resolve, images load, no raw TeX.
+check-html: $(B)/check/html.log
+$(B)/check/html.log: book/index.html $(TOOLS)/check-html.py FORCE
+	@mkdir -p $(B)/check
+	@echo "== html"
+	@python3 $(TOOLS)/check-html.py book > $@.tmp 2>&1; rc=$$?; cat $@.tmp; mv $@.tmp $@; exit $$rc
+
 # The committed tangled files must be exactly what chapters/ tangles to.
 check-tangle: | $(B)/deps.stamp
 	@mkdir -p $(B)/check
@@ -177,5 +187,5 @@ check-tangle: | $(B)/deps.stamp
 FORCE:
 
 clean:
-	rm -rf $(B) book/index.html book/flash-attention.pdf book/katex book/fig $(PROGRAMS) \
+	rm -rf $(B) book/*.html book/book.css book/flash-attention.pdf book/katex book/fig $(PROGRAMS) \
 	  $(patsubst tangled/%.c,%,$(wildcard tangled/*.c))

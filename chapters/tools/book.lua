@@ -304,6 +304,63 @@ local function html_number(h, prefix)
   return h
 end
 
+-- ------------------------------------------------------------------ figure and table numbers (HTML)
+--
+-- The PDF numbers figures and captioned tables per chapter (book class:
+-- "2.1", "A.3"; a table without a caption takes no number, see the Table
+-- case below).  The HTML edition numbers them the same way: the counters
+-- restart at every numbered level-1 heading of a chapter or an appendix and
+-- run on through unnumbered parts (the back matter keeps counting after the
+-- appendix, as LaTeX does); before the first chapter there is no prefix.
+
+local function float_label(state, what)
+  state[what] = (state[what] or 0) + 1
+  local n = tostring(state[what])
+  if state.chap ~= '' then n = state.chap .. '.' .. n end
+  return (what == 'fig' and 'Figure ' or 'Table ') .. n
+end
+
+local function number_span(text)
+  return pandoc.Span({ pandoc.Str(text .. ':') }, { class = 'float-number' })
+end
+
+-- Alt text is read aloud and shown when an image fails: plain words, no TeX.
+local function plain_math(m)
+  local t = m.text:gsub('\\[a-zA-Z]+%s*', function(c)
+    local name = c:match('\\(%a+)')
+    return (name == 'cdot' or name == 'times') and ' x ' or name
+  end)
+  return (t:gsub('[{}_^\\$]', ''))
+end
+
+local function number_floats(blocks, state)
+  for _, b in ipairs(blocks) do
+    if b.t == 'Div' and has_class(b, 'nw-file') then
+      state.kind = attr(b, 'kind') or 'other'
+      state.prefix = attr(b, 'prefix') or ''
+    elseif b.t == 'Header' and b.level == 1 and not has_class(b, 'unnumbered')
+        and (state.kind == 'chapter' or state.kind == 'appendix') then
+      state.chap, state.fig, state.tab = state.prefix, 0, 0
+    elseif b.t == 'Para' and #b.content == 1 and b.content[1].t == 'Image'
+        and (b.content[1].title or ''):match('^fig:') then
+      local img = b.content[1]
+      local alt = pandoc.utils.stringify(pandoc.walk_inline(pandoc.Span(img.caption),
+        { Math = function(m) return pandoc.Str(plain_math(m)) end }))
+      table.insert(img.caption, 1, number_span(float_label(state, 'fig')))
+      table.insert(img.caption, 2, pandoc.Space())
+      img.attributes['alt'] = alt
+    elseif b.t == 'Table' and #b.caption.long > 0 then
+      local first = b.caption.long[1]
+      if first.content then
+        table.insert(first.content, 1, number_span(float_label(state, 'tab')))
+        table.insert(first.content, 2, pandoc.Space())
+      end
+    elseif b.content and b.t ~= 'Table' and type(b.content) == 'table' and b.t == 'Div' then
+      number_floats(b.content, state)
+    end
+  end
+end
+
 -- ------------------------------------------------------------------ driver
 
 local function walk_blocks(blocks, state)
@@ -399,6 +456,9 @@ function Pandoc(doc)
         .. table.concat(PANDOC_STATE.resource_path or { '.' }, ':') .. ')\n')
     end
     error('missing figures')
+  end
+  if is_html then
+    number_floats(doc.blocks, { kind = 'other', prefix = '', chap = '' })
   end
   local state = { kind = 'other', prefix = '' }
   doc.blocks = walk_blocks(doc.blocks, state)

@@ -1,0 +1,166 @@
+#!/usr/bin/env python3
+"""check-html: open every page of the HTML book and check what a reader meets.
+
+    python3 chapters/tools/check-html.py book
+
+For every BOOK/*.html page it asserts, printing one `ok - ...` or
+`not ok - ...` line per check (the format of tests/cli_*.sh, which
+chapters/tools/summary.sh counts):
+
+* links: every internal link resolves: href="#x" names an id of the same
+  page, href="page.html#x" (or "page.html") names a page of the book and an
+  id on it, any other relative href or src names a file that exists;
+* images: every <img src> is a file that exists;
+* maths: no raw TeX is left in the text a reader sees (outside code, pre,
+  KaTeX's MathML and script/style): no $...$, no \\frac, \\ell, \\( ...;
+  the same for alt and title attributes;
+* ids: no id appears twice on a page;
+* frame: every page but index.html carries the contents and previous / next
+  links; index.html links to every page.
+
+Exit status 1 when any check fails.  Python 3 standard library only.
+"""
+
+import html.parser
+import os
+import re
+import sys
+from urllib.parse import unquote, urlsplit
+
+SKIP_TEXT = {"code", "pre", "script", "style", "math", "annotation", "kbd", "samp"}
+VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta",
+        "param", "source", "track", "wbr"}
+RAW_TEX = re.compile(r"\$[^$\s][^$]*\$|\\[A-Za-z]{2,}|\\[()\[\]{}]")
+
+
+class Page(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.ids = []
+        self.links = []          # (tag, attribute value)
+        self.images = []
+        self.tex = []            # raw TeX found in visible text
+        self.classes = set()
+        self.stack = []          # open elements that hide their text
+        self.skip = 0
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if "id" in a:
+            self.ids.append(a["id"])
+        for c in (a.get("class") or "").split():
+            self.classes.add(c)
+        if tag in ("a", "link") and a.get("href") is not None:
+            self.links.append((tag, a["href"]))
+        if tag == "img":
+            self.images.append(a.get("src") or "")
+        for key in ("alt", "title"):
+            v = a.get(key)
+            if v and RAW_TEX.search(v):
+                self.tex.append("%s=%r" % (key, v[:60]))
+        if tag in VOID:
+            return
+        hides = tag in SKIP_TEXT or "katex-mathml" in (a.get("class") or "").split()
+        self.stack.append((tag, hides))
+        if hides:
+            self.skip += 1
+
+    def handle_startendtag(self, tag, attrs):
+        self.handle_starttag(tag, attrs)
+
+    def handle_endtag(self, tag):
+        if tag in VOID:
+            return
+        # close up to the matching element (tolerates unclosed <p> etc.)
+        for k in range(len(self.stack) - 1, -1, -1):
+            if self.stack[k][0] == tag:
+                for _, hides in self.stack[k:]:
+                    if hides:
+                        self.skip -= 1
+                del self.stack[k:]
+                return
+
+    def handle_data(self, data):
+        if self.skip == 0:
+            for m in RAW_TEX.finditer(data):
+                self.tex.append(repr(data[max(0, m.start() - 20):m.end() + 20]))
+
+
+def parse(path):
+    p = Page()
+    with open(path, encoding="utf-8") as fh:
+        p.feed(fh.read())
+    p.close()
+    return p
+
+
+def main(argv):
+    if len(argv) != 2:
+        sys.stderr.write("usage: check-html.py BOOKDIR\n")
+        return 2
+    root = argv[1]
+    names = sorted(n for n in os.listdir(root) if n.endswith(".html"))
+    if "index.html" not in names:
+        print("not ok - %s/index.html exists" % root)
+        return 1
+    pages = {n: parse(os.path.join(root, n)) for n in names}
+    failed = 0
+
+    def report(good, what, problems):
+        nonlocal failed
+        if good:
+            print("ok - %s" % what)
+        else:
+            failed += 1
+            print("not ok - %s" % what)
+            for x in problems[:20]:
+                print("#   %s" % x)
+            if len(problems) > 20:
+                print("#   ... and %d more" % (len(problems) - 20))
+
+    for name in names:
+        p = pages[name]
+        ids = set(p.ids)
+        bad, count = [], 0
+        for tag, href in p.links:
+            u = urlsplit(href)
+            if u.scheme or u.netloc:
+                continue                    # external: not checked
+            count += 1
+            path, frag = unquote(u.path), unquote(u.fragment)
+            if not path:
+                if frag not in ids:
+                    bad.append("%s -> no id %r on this page" % (href, frag))
+                continue
+            target = os.path.normpath(os.path.join(root, path))
+            if not os.path.isfile(target):
+                bad.append("%s -> no file %s" % (href, target))
+            elif frag:
+                q = pages.get(os.path.relpath(target, root))
+                if q is None or frag not in q.ids:
+                    bad.append("%s -> no id %r on %s" % (href, frag, path))
+        report(not bad, "%s: %d internal links resolve" % (name, count - len(bad)), bad)
+
+        missing = [s for s in p.images
+                   if not os.path.isfile(os.path.join(root, unquote(urlsplit(s).path)))]
+        report(not missing, "%s: %d images load" % (name, len(p.images) - len(missing)),
+               missing)
+
+        report(not p.tex, "%s: no raw TeX outside code" % name, p.tex)
+
+        dups = sorted({i for i in p.ids if p.ids.count(i) > 1}) if len(ids) != len(p.ids) else []
+        report(not dups, "%s: %d ids, none twice" % (name, len(p.ids)), dups)
+
+        if name == "index.html":
+            linked = {urlsplit(h).path for _, h in p.links}
+            unlinked = [n for n in names if n != "index.html" and n not in linked]
+            report(not unlinked, "index.html: the contents link to all %d pages"
+                   % (len(names) - 1), unlinked)
+        else:
+            lacks = [c for c in ("book-toc", "page-nav") if c not in p.classes]
+            report(not lacks, "%s: has the contents and previous / next links" % name, lacks)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
