@@ -71,6 +71,18 @@ def render_maths(body, katex_js, tools):
     return MATH.sub(repl, body), len(found)
 
 
+# ---------------------------------------------------------------- code
+
+def drop_line_anchors(body):
+    """pandoc gives every line of highlighted code an id and an empty link
+    to itself; nothing links to them, and they are a sixth of a page's
+    bytes.  The line spans stay (book.css styles them)."""
+    body = re.sub(r'<a href="#[^"]*" aria-hidden="true" tabindex="-1"></a>', "", body)
+    body = re.sub(r'<span id="(?:cb\d+-\d+|chunk-[A-Za-z0-9]+-\d+-L\d+)">', "<span>", body)
+    return re.sub(r'(<div class="sourceCode") id="(?:cb\d+|chunk-[A-Za-z0-9]+-\d+-code)"',
+                  r"\1", body)
+
+
 # ---------------------------------------------------------------- pages
 
 class Page:
@@ -251,6 +263,7 @@ def main(argv=None):
     with open(args.body, encoding="utf-8") as fh:
         body = fh.read()
     tools = os.path.dirname(os.path.abspath(__file__))
+    body = drop_line_anchors(body)
     body, nmath = render_maths(body, args.katex, tools)
     pages = split_pages(body)
     unresolved = link_pages(pages)
