@@ -171,12 +171,14 @@ $(B)/check/cli_%.log: tests/cli_%.sh $(PROGRAMS) FORCE
 	@echo "== cli_$*"
 	@sh $< > $@.tmp 2>&1; rc=$$?; cat $@.tmp; mv $@.tmp $@; exit $$rc
 
-# Every page of the HTML book: links resolve, images load, no raw TeX.
+# Every page of the HTML book: links resolve, images load, no raw TeX, and
+# figures and tables numbered as in the PDF (from its .aux).
 check-html: $(B)/check/html.log
-$(B)/check/html.log: book/index.html $(TOOLS)/check-html.py FORCE
+$(B)/check/html.log: book/index.html book/flash-attention.pdf $(TOOLS)/check-html.py FORCE
 	@mkdir -p $(B)/check
 	@echo "== html"
-	@python3 $(TOOLS)/check-html.py book > $@.tmp 2>&1; rc=$$?; cat $@.tmp; mv $@.tmp $@; exit $$rc
+	@python3 $(TOOLS)/check-html.py book --aux $(B)/pdf-aux/book.aux > $@.tmp 2>&1; rc=$$?; \
+	  cat $@.tmp; mv $@.tmp $@; exit $$rc
 
 # The committed tangled files must be exactly what chapters/ tangles to.
 check-tangle: | $(B)/deps.stamp

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """check-html: open every page of the HTML book and check what a reader meets.
 
-    python3 chapters/tools/check-html.py book
+    python3 chapters/tools/check-html.py book [--aux .build/pdf-aux/book.aux]
 
 For every BOOK/*.html page it asserts, printing one `ok - ...` or
 `not ok - ...` line per check (the format of tests/cli_*.sh, which
@@ -16,7 +16,9 @@ chapters/tools/summary.sh counts):
   the same for alt and title attributes;
 * ids: no id appears twice on a page;
 * frame: every page but index.html carries the contents and previous / next
-  links; index.html links to every page.
+  links; index.html links to every page;
+* numbers: with --aux (the PDF's LaTeX .aux), the figures and tables of the
+  pages, in book order, carry the numbers the PDF gives them.
 
 Exit status 1 when any check fails.  Python 3 standard library only.
 """
@@ -30,6 +32,8 @@ from urllib.parse import unquote, urlsplit
 SKIP_TEXT = {"code", "pre", "script", "style", "math", "annotation", "kbd", "samp"}
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta",
         "param", "source", "track", "wbr"}
+FLOAT_NUMBER = re.compile(r'<span class="float-number">(Figure|Table) ([^:<]*):</span>')
+AUX_FLOAT = re.compile(r"\\contentsline \{(figure|table)\}\{\\numberline \{([^}]*)\}")
 RAW_TEX = re.compile(r"\$[^$\s][^$]*\$|\\[A-Za-z]{2,}|\\[()\[\]{}]")
 
 
@@ -94,9 +98,31 @@ def parse(path):
     return p
 
 
+def book_order(root, index):
+    """The pages in the order index.html's contents list them."""
+    order = []
+    for _, href in index.links:
+        path = urlsplit(href).path
+        if path.endswith(".html") and path != "index.html" and path not in order:
+            order.append(path)
+    return order
+
+
+def float_numbers(root, order):
+    out = []
+    for name in order:
+        with open(os.path.join(root, name), encoding="utf-8") as fh:
+            out += [(k.lower(), n) for k, n in FLOAT_NUMBER.findall(fh.read())]
+    return out
+
+
 def main(argv):
+    aux = None
+    if len(argv) == 4 and argv[2] == "--aux":
+        aux = argv[3]
+        argv = argv[:2]
     if len(argv) != 2:
-        sys.stderr.write("usage: check-html.py BOOKDIR\n")
+        sys.stderr.write("usage: check-html.py BOOKDIR [--aux BOOK.aux]\n")
         return 2
     root = argv[1]
     names = sorted(n for n in os.listdir(root) if n.endswith(".html"))
@@ -159,6 +185,15 @@ def main(argv):
         else:
             lacks = [c for c in ("book-toc", "page-nav") if c not in p.classes]
             report(not lacks, "%s: has the contents and previous / next links" % name, lacks)
+    if aux is not None:
+        with open(aux, encoding="utf-8", errors="replace") as fh:
+            pdf = AUX_FLOAT.findall(fh.read())
+        web = float_numbers(root, book_order(root, pages["index.html"]))
+        diff = ["HTML %s, PDF %s" % (" ".join(w) if w else "-", " ".join(p) if p else "-")
+                for w, p in zip(web + [None] * len(pdf), pdf + [None] * len(web))
+                if w != p]
+        report(not diff and web, "%d figures and tables numbered as in the PDF" % len(web),
+               diff)
     return 1 if failed else 0
 
 
