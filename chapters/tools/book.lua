@@ -406,6 +406,12 @@ local function walk_blocks(blocks, state)
       -- the page each part starts on, for weave-pdf.sh's page counts
       table.insert(out, b)
       table.insert(out, pandoc.RawBlock('latex', '\\nwpartstart{' .. b.identifier .. '}'))
+      if has_class(b, 'unnumbered') then
+        -- \chapter* leaves the running head of the part before it
+        local t = latex_escape(pandoc.utils.stringify(b.content))
+        table.insert(out, pandoc.RawBlock('latex',
+          '\\markboth{\\MakeUppercase{' .. t .. '}}{\\MakeUppercase{' .. t .. '}}'))
+      end
     elseif b.t == 'Div' and has_class(b, 'chunk') and is_latex then
       for _, x in ipairs(latex_chunk(b)) do table.insert(out, x) end
     elseif b.t == 'Div' and has_class(b, 'chunk') and is_html then
