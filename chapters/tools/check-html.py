@@ -2,6 +2,7 @@
 """check-html: open every page of the HTML book and check what a reader meets.
 
     python3 chapters/tools/check-html.py book [--aux .build/pdf-aux/book.aux]
+    python3 chapters/tools/check-html.py --self-test
 
 For every BOOK/*.html page it asserts, printing one `ok - ...` or
 `not ok - ...` line per check (the format of tests/cli_*.sh, which
@@ -20,6 +21,8 @@ chapters/tools/summary.sh counts):
 * numbers: with --aux (the PDF's LaTeX .aux), the figures and tables of the
   pages, in book order, carry the numbers the PDF gives them.
 
+--self-test runs the checks on a small sample book, sound and then broken
+in six ways, and asserts that each break is caught.
 Exit status 1 when any check fails.  Python 3 standard library only.
 """
 
@@ -116,7 +119,55 @@ def float_numbers(root, order):
     return out
 
 
+SELF_TEST_PAGES = {
+    "index.html": '<p><a href="a.html">A</a> <a href="b.html">B</a></p>',
+    "a.html": '<nav class="book-toc"></nav><nav class="page-nav"></nav>'
+              '<h1 id="a">A</h1><p><a href="b.html#there">ok</a> <a href="#a">ok</a></p>'
+              '<p><code>$kept$ \\frac</code></p>',
+    "b.html": '<nav class="book-toc"></nav><nav class="page-nav"></nav>'
+              '<h1 id="b">B</h1><p id="there"><img src="fig/x.svg" alt="x"></p>',
+}
+SELF_TEST_BREAKS = [
+    ("a link to a missing id", "a.html", 'b.html#there', 'b.html#nowhere'),
+    ("a link to a missing page", "a.html", 'b.html#there', 'c.html#there'),
+    ("a missing image", "b.html", 'fig/x.svg', 'fig/y.svg'),
+    ("raw TeX in the text", "a.html", '<p><a', '<p>$x^2$ <a'),
+    ("a TeX command in the text", "a.html", '<p><a', '<p>\\frac{a}{b} <a'),
+    ("a duplicate id", "b.html", '<p id="there">', '<p id="there"><span id="there"></span>'),
+]
+
+
+def self_test():
+    """The checks can fail: a small book passes, and each break of it fails."""
+    import contextlib
+    import io
+    import tempfile
+
+    def run(pages):
+        with tempfile.TemporaryDirectory() as d:
+            os.mkdir(os.path.join(d, "fig"))
+            open(os.path.join(d, "fig", "x.svg"), "w").close()
+            for name, text in pages.items():
+                with open(os.path.join(d, name), "w", encoding="utf-8") as fh:
+                    fh.write(text)
+            with contextlib.redirect_stdout(io.StringIO()):
+                return main(["check-html.py", d])
+    failed = 0
+    good = run(SELF_TEST_PAGES) == 0
+    print("%s - self-test: a sound sample book passes" % ("ok" if good else "not ok"))
+    failed += not good
+    for what, page, old, new in SELF_TEST_BREAKS:
+        broken = dict(SELF_TEST_PAGES)
+        broken[page] = broken[page].replace(old, new)
+        caught = broken[page] != SELF_TEST_PAGES[page] and run(broken) == 1
+        print("%s - self-test: %s is caught" % ("ok" if caught else "not ok", what))
+        failed += not caught
+    return 1 if failed else 0
+
+
 def main(argv):
+    if argv[1:] == ["--self-test"]:
+        return self_test()
     aux = None
     if len(argv) == 4 and argv[2] == "--aux":
         aux = argv[3]
