@@ -3,9 +3,9 @@
 # As root, missing Debian packages are installed with apt-get; otherwise the
 # exact install line is printed and the build stops.
 set -u
-PACKAGES="noweb pandoc libcriterion-dev gnuplot-nox texlive-latex-recommended \
+PACKAGES="noweb pandoc nodejs libcriterion-dev gnuplot-nox texlive-latex-recommended \
 texlive-latex-extra texlive-xetex texlive-fonts-recommended lmodern fonts-dejavu-core libjs-katex \
-libopenblas-dev python3 nodejs gcc make"
+libopenblas-dev python3 gcc make"
 missing=""
 need() { command -v "$1" >/dev/null 2>&1 || missing="$missing $2"; }
 need_file() { [ -e "$1" ] || missing="$missing $2"; }
@@ -14,10 +14,10 @@ need pandoc pandoc
 need gnuplot gnuplot-nox
 need xelatex texlive-xetex
 need python3 python3
-need node nodejs
 need gcc gcc
 need_file /usr/include/criterion/criterion.h libcriterion-dev
 need_file /usr/share/javascript/katex/katex.min.js libjs-katex
+need node nodejs   # renders the maths of the HTML book at build time
 need_file /usr/include/x86_64-linux-gnu/openblas-pthread/cblas.h libopenblas-dev
 need_file /usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf fonts-dejavu-core
 kpsewhich fvextra.sty >/dev/null 2>&1 || missing="$missing texlive-latex-extra"
