@@ -23,9 +23,9 @@ resulting pipeline stream and writes pandoc Markdown:
   receipt is an error (exit status 1), so a broken weave fails the build.
 
 Chunk labels are "<prefix>.<n>": n counts the code chunks of one file from 1,
-the prefix comes from the file name (chNN_ -> NN; the appendices, harness
-and app_*, -> A, B, ... in book order; front -> F, back -> Z, anything else
--> its stem).  Each file starts with an empty div
+the prefix comes from the file name (chNN_ -> NN; the appendices: harness ->
+A, app_*.nw -> B, C, ... in book order; front -> F; back -> Z, clear of the
+appendix letters; anything else -> its stem).  Each file starts with an empty div
 `::: {.nw-file prefix="2" kind="chapter"}` that the Lua filter book.lua uses
 to number chapters (HTML) or to switch \\frontmatter, \\mainmatter, \\appendix
 and \\backmatter (LaTeX).
@@ -99,14 +99,20 @@ def run_noweb(files):
 # Parsing the stream
 
 
+_appendix_letters = {}   # app_*.nw stem -> B, C, ... in the order first seen
+
+
 def file_prefix(path):
     """Chapter label prefix derived from a file name."""
     stem = os.path.splitext(os.path.basename(path))[0]
     m = re.match(r"ch(\d+)(_|$)", stem)
     if m:
         return str(int(m.group(1))), "chapter"
-    if stem.startswith("harness") or stem.startswith("app_"):
-        return None, "appendix"          # lettered in book order: A, B, ...
+    if stem.startswith("harness"):
+        return "A", "appendix"
+    if stem.startswith("app_"):   # further appendices follow the harness (A)
+        letter = chr(ord("B") + len(_appendix_letters))
+        return _appendix_letters.setdefault(stem, letter), "appendix"
     if stem.startswith("front"):
         return "F", "front"
     if stem.startswith("back"):
@@ -206,9 +212,6 @@ def parse_stream(lines):
         key, _, rest = raw[1:].partition(" ")
         if key == "file":
             nwfile = NwFile(rest)
-            if nwfile.prefix is None:
-                nwfile.prefix = "ABCDEFGHIJKLMNOPQRSTUVWXY"[
-                    sum(1 for f in st.files if f.kind == "appendix")]
             st.files.append(nwfile)
             lineno = 1
             code_count = 0
