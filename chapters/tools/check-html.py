@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """check-html: open every page of the HTML book and check what a reader meets.
 
-    python3 chapters/tools/check-html.py book [--aux .build/pdf-aux/book.aux]
+    python3 chapters/tools/check-html.py book [--rendered] [--aux .build/pdf-aux/book.aux]
     python3 chapters/tools/check-html.py --self-test
 
 For every BOOK/*.html page it asserts, printing one `ok - ...` or
@@ -20,6 +20,10 @@ chapters/tools/summary.sh counts):
   links; index.html links to every page;
 * numbers: with --aux (the PDF's LaTeX .aux), the figures and tables of the
   pages, in book order, carry the numbers the PDF gives them.
+
+* rendered (--rendered, where headless Chromium is installed; otherwise one
+  skipped line): each page laid out 412 px wide, a phone, neither scrolls
+  sideways nor has a code block that needs a scroll bar.
 
 --self-test runs the checks on a small sample book, sound and then broken
 in six ways, and asserts that each break is caught.
@@ -165,10 +169,87 @@ def self_test():
     return 1 if failed else 0
 
 
+# Headless Chromium's window is at least 500 px wide: the page is laid out
+# in 412 px by fixing the root's width (the narrow-screen styles apply below
+# 640 px either way), and the body's scroll width is what would overflow.
+PROBE = """<style>html { width: %dpx; }</style><script>
+window.addEventListener('load', function () {
+  var wide = [];
+  document.querySelectorAll('pre').forEach(function (e) {
+    if (e.scrollWidth > e.clientWidth + 1) wide.push(e.textContent.slice(0, 40));
+  });
+  document.body.setAttribute('data-probe', JSON.stringify(
+    {client: document.body.clientWidth, scroll: document.body.scrollWidth, wide: wide}));
+});
+</script>"""
+
+
+def chromium():
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        for d in os.environ.get("PATH", "").split(os.pathsep):
+            if os.path.isfile(os.path.join(d, name)):
+                return os.path.join(d, name)
+    return None
+
+
+def probe_page(browser, root, name, width):
+    """Lay NAME out in headless Chromium WIDTH px wide: a copy of the page
+    with a base URL and a measuring script (the book itself has none)."""
+    import json
+    import subprocess
+    import tempfile
+    with open(os.path.join(root, name), encoding="utf-8") as fh:
+        text = fh.read()
+    base = '<base href="file://%s/">' % os.path.abspath(root)
+    text = text.replace("<head>", "<head>\n" + base, 1).replace("</body>", PROBE % width + "</body>", 1)
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, name)
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        try:
+            p = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu",
+                                "--disable-background-networking", "--hide-scrollbars",
+                                "--user-data-dir=" + os.path.join(d, "profile"),
+                                "--window-size=%d,900" % width, "--virtual-time-budget=3000",
+                                "--dump-dom", "file://" + path],
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=120)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            return None, str(e)
+    m = re.search(r'data-probe="([^"]*)"', p.stdout.decode("utf-8", "replace"))
+    if not m:
+        return None, "no measurement (chromium exit status %d)" % p.returncode
+    import html as html_
+    return json.loads(html_.unescape(m.group(1))), None
+
+
+def check_rendered(root, names, report):
+    """Where headless Chromium is installed: at a phone's width (412 px) no
+    page scrolls sideways and no code block needs a scroll bar."""
+    browser = chromium()
+    if browser is None:
+        print("ok - rendered pages not checked: no headless Chromium here # SKIP")
+        return
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(max_workers=2) as pool:   # two browsers at a time
+        results = list(pool.map(lambda n: probe_page(browser, root, n, 412), names))
+    for name, (got, err) in zip(names, results):
+        if got is None:
+            report(False, "%s at 412 px: laid out by Chromium" % name, [err])
+            continue
+        report(got["scroll"] <= got["client"],
+               "%s at 412 px: the page is %d px wide, no sideways scroll"
+               % (name, got["scroll"]), ["page %d px in a %d px window"
+                                        % (got["scroll"], got["client"])])
+        report(not got["wide"], "%s at 412 px: every code block fits its width" % name,
+               ["scrolls: %r" % w for w in got["wide"]])
+
+
 def main(argv):
     if argv[1:] == ["--self-test"]:
         return self_test()
     aux = None
+    rendered = "--rendered" in argv
+    argv = [a for a in argv if a != "--rendered"]
     if len(argv) == 4 and argv[2] == "--aux":
         aux = argv[3]
         argv = argv[:2]
@@ -236,6 +317,8 @@ def main(argv):
         else:
             lacks = [c for c in ("book-toc", "page-nav") if c not in p.classes]
             report(not lacks, "%s: has the contents and previous / next links" % name, lacks)
+    if rendered:
+        check_rendered(root, names, report)
     if aux is not None:
         with open(aux, encoding="utf-8", errors="replace") as fh:
             pdf = AUX_FLOAT.findall(fh.read())
