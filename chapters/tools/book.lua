@@ -88,39 +88,67 @@ local function anchor_of(label)
   return 'chunk-' .. label:gsub('%.', '-')
 end
 
+-- noweb2md marks an identifier defined in another chunk as
+-- U+E000 name U+E001 anchor U+E002; it becomes a link to that chunk.
+local ID_OPEN, ID_MID, ID_CLOSE = '\u{E000}', '\u{E001}', '\u{E002}'
+
+local function strip_ident_marks(text)
+  return (text:gsub(ID_OPEN .. '(.-)' .. ID_MID .. '.-' .. ID_CLOSE, '%1'))
+end
+
 local function link_refs(cb, anchor)
-  if not pandoc.write or not PANDOC_WRITER_OPTIONS then return nil end
   local text = cb.text
   local refs, out, pos = {}, {}, 1
+  local function placeholder(r)
+    r.key = 'NWREF' .. tostring(#refs) .. 'X'
+    table.insert(refs, r)
+    table.insert(out, r.key)
+  end
   while true do
     local s, e = text:find('\u{27E8}', pos, true)
-    if not s then break end
-    local s2, e2 = text:find('\u{27E9}', e + 1, true)
-    if not s2 then break end
-    local inner = text:sub(e + 1, s2 - 1)
-    local name, label = inner:match('^(.*) ([%w_%-]+%.%d+)$')
-    if name and not inner:find('\n', 1, true) then
-      table.insert(out, text:sub(pos, s - 1))
-      local key = 'NWREF' .. tostring(#refs) .. 'X'
-      table.insert(refs, { key = key, name = name, label = label })
-      table.insert(out, key)
-      pos = e2 + 1
+    local is, ie = text:find(ID_OPEN, pos, true)
+    if is and (not s or is < s) then
+      local ms, me = text:find(ID_MID, ie + 1, true)
+      local cs, ce = text:find(ID_CLOSE, (me or ie) + 1, true)
+      if not ms or not cs then break end
+      table.insert(out, text:sub(pos, is - 1))
+      placeholder({ ident = text:sub(ie + 1, ms - 1), target = text:sub(me + 1, cs - 1) })
+      pos = ce + 1
+    elseif s then
+      local s2, e2 = text:find('\u{27E9}', e + 1, true)
+      if not s2 then break end
+      local inner = strip_ident_marks(text:sub(e + 1, s2 - 1))
+      local name, label = inner:match('^(.*) ([%w_%-]+%.%d+)$')
+      if name and not inner:find('\n', 1, true) then
+        table.insert(out, text:sub(pos, s - 1))
+        placeholder({ name = name, label = label })
+        pos = e2 + 1
+      else
+        table.insert(out, text:sub(pos, e))
+        pos = e + 1
+      end
     else
-      table.insert(out, text:sub(pos, e))
-      pos = e + 1
+      break
     end
   end
   if #refs == 0 then return nil end
   table.insert(out, text:sub(pos))
+  local plain = pandoc.CodeBlock(strip_ident_marks(text), cb.attr)
+  if not pandoc.write or not PANDOC_WRITER_OPTIONS then return plain end
   local cb2 = pandoc.CodeBlock(table.concat(out), cb.attr)
   -- a fragment (no template), highlighted in the style given to pandoc
   local opts = { highlight_style = PANDOC_WRITER_OPTIONS.highlight_style }
   local ok, raw = pcall(pandoc.write, pandoc.Pandoc({ cb2 }), FORMAT, opts)
-  if not ok then return nil end
-  if is_latex and not raw:find('\\begin{Highlighting}', 1, true) then return nil end
+  if not ok then return plain end
+  -- unhighlighted LaTeX is verbatim: no links possible there
+  if is_latex and not raw:find('\\begin{Highlighting}', 1, true) then return plain end
   for _, r in ipairs(refs) do
     local rep
-    if is_latex then
+    if r.ident and is_latex then
+      rep = '\\hyperlink{' .. r.target .. '}{' .. verb_escape(r.ident) .. '}'
+    elseif r.ident then
+      rep = '<a class="ident" href="#' .. r.target .. '">' .. html_escape(r.ident) .. '</a>'
+    elseif is_latex then
       rep = '\\hyperlink{' .. anchor_of(r.label) .. '}{\u{27E8}' .. verb_escape(r.name)
         .. ' ' .. r.label .. '\u{27E9}}'
     else
@@ -304,6 +332,63 @@ local function html_number(h, prefix)
   return h
 end
 
+-- ------------------------------------------------------------------ figure and table numbers (HTML)
+--
+-- The PDF numbers figures and captioned tables per chapter (book class:
+-- "2.1", "A.3"; a table without a caption takes no number, see the Table
+-- case below).  The HTML edition numbers them the same way: the counters
+-- restart at every numbered level-1 heading of a chapter or an appendix and
+-- run on through unnumbered parts (the back matter keeps counting after the
+-- appendix, as LaTeX does); before the first chapter there is no prefix.
+
+local function float_label(state, what)
+  state[what] = (state[what] or 0) + 1
+  local n = tostring(state[what])
+  if state.chap ~= '' then n = state.chap .. '.' .. n end
+  return (what == 'fig' and 'Figure ' or 'Table ') .. n
+end
+
+local function number_span(text)
+  return pandoc.Span({ pandoc.Str(text .. ':') }, { class = 'float-number' })
+end
+
+-- Alt text is read aloud and shown when an image fails: plain words, no TeX.
+local function plain_math(m)
+  local t = m.text:gsub('\\[a-zA-Z]+%s*', function(c)
+    local name = c:match('\\(%a+)')
+    return (name == 'cdot' or name == 'times') and ' x ' or name
+  end)
+  return (t:gsub('[{}_^\\$]', ''))
+end
+
+local function number_floats(blocks, state)
+  for _, b in ipairs(blocks) do
+    if b.t == 'Div' and has_class(b, 'nw-file') then
+      state.kind = attr(b, 'kind') or 'other'
+      state.prefix = attr(b, 'prefix') or ''
+    elseif b.t == 'Header' and b.level == 1 and not has_class(b, 'unnumbered')
+        and (state.kind == 'chapter' or state.kind == 'appendix') then
+      state.chap, state.fig, state.tab = state.prefix, 0, 0
+    elseif b.t == 'Para' and #b.content == 1 and b.content[1].t == 'Image'
+        and (b.content[1].title or ''):match('^fig:') then
+      local img = b.content[1]
+      local alt = pandoc.utils.stringify(pandoc.walk_inline(pandoc.Span(img.caption),
+        { Math = function(m) return pandoc.Str(plain_math(m)) end }))
+      table.insert(img.caption, 1, number_span(float_label(state, 'fig')))
+      table.insert(img.caption, 2, pandoc.Space())
+      img.attributes['alt'] = alt
+    elseif b.t == 'Table' and #b.caption.long > 0 then
+      local first = b.caption.long[1]
+      if first.content then
+        table.insert(first.content, 1, number_span(float_label(state, 'tab')))
+        table.insert(first.content, 2, pandoc.Space())
+      end
+    elseif b.content and b.t ~= 'Table' and type(b.content) == 'table' and b.t == 'Div' then
+      number_floats(b.content, state)
+    end
+  end
+end
+
 -- ------------------------------------------------------------------ driver
 
 local function walk_blocks(blocks, state)
@@ -317,6 +402,16 @@ local function walk_blocks(blocks, state)
         and (state.kind == 'chapter' or state.kind == 'appendix')
         and not has_class(b, 'unnumbered') then
       table.insert(out, html_number(b, state.prefix))
+    elseif b.t == 'Header' and b.level == 1 and is_latex and b.identifier ~= '' then
+      -- the page each part starts on, for weave-pdf.sh's page counts
+      table.insert(out, b)
+      table.insert(out, pandoc.RawBlock('latex', '\\nwpartstart{' .. b.identifier .. '}'))
+      if has_class(b, 'unnumbered') then
+        -- \chapter* leaves the running head of the part before it
+        local t = latex_escape(pandoc.utils.stringify(b.content))
+        table.insert(out, pandoc.RawBlock('latex',
+          '\\markboth{\\MakeUppercase{' .. t .. '}}{\\MakeUppercase{' .. t .. '}}'))
+      end
     elseif b.t == 'Div' and has_class(b, 'chunk') and is_latex then
       for _, x in ipairs(latex_chunk(b)) do table.insert(out, x) end
     elseif b.t == 'Div' and has_class(b, 'chunk') and is_html then
@@ -399,6 +494,22 @@ function Pandoc(doc)
         .. table.concat(PANDOC_STATE.resource_path or { '.' }, ':') .. ')\n')
     end
     error('missing figures')
+  end
+  if is_html then
+    number_floats(doc.blocks, { kind = 'other', prefix = '', chap = '' })
+  end
+  if is_latex then
+    -- chunk references in cross references and indexes: page numbers
+    doc = doc:walk({ Span = function(sp)
+      if not has_class(sp, 'nw-refs') then return nil end
+      local targets = {}
+      pandoc.walk_inline(sp, { Link = function(l)
+        local t = l.target:match('^#(.+)$')
+        if t then table.insert(targets, t) end
+      end })
+      if #targets == 0 then return nil end
+      return pandoc.RawInline('latex', '\\nwpages{' .. table.concat(targets, ',') .. '}')
+    end })
   end
   local state = { kind = 'other', prefix = '' }
   doc.blocks = walk_blocks(doc.blocks, state)

@@ -3,7 +3,7 @@
 # As root, missing Debian packages are installed with apt-get; otherwise the
 # exact install line is printed and the build stops.
 set -u
-PACKAGES="noweb pandoc libcriterion-dev gnuplot-nox texlive-latex-recommended \
+PACKAGES="noweb pandoc nodejs libcriterion-dev gnuplot-nox texlive-latex-recommended \
 texlive-latex-extra texlive-xetex texlive-fonts-recommended lmodern fonts-dejavu-core libjs-katex \
 libopenblas-dev python3 gcc make"
 missing=""
@@ -17,6 +17,7 @@ need python3 python3
 need gcc gcc
 need_file /usr/include/criterion/criterion.h libcriterion-dev
 need_file /usr/share/javascript/katex/katex.min.js libjs-katex
+need node nodejs   # renders the maths of the HTML book at build time
 need_file /usr/include/x86_64-linux-gnu/openblas-pthread/cblas.h libopenblas-dev
 need_file /usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf fonts-dejavu-core
 kpsewhich fvextra.sty >/dev/null 2>&1 || missing="$missing texlive-latex-extra"

@@ -23,8 +23,9 @@ resulting pipeline stream and writes pandoc Markdown:
   receipt is an error (exit status 1), so a broken weave fails the build.
 
 Chunk labels are "<prefix>.<n>": n counts the code chunks of one file from 1,
-the prefix comes from the file name (chNN_ -> NN, harness -> A, front -> F,
-back -> B, anything else -> its stem).  Each file starts with an empty div
+the prefix comes from the file name (chNN_ -> NN; the appendices: harness ->
+A, app_*.nw -> B, C, ... in book order; front -> F; back -> Z, clear of the
+appendix letters; anything else -> its stem).  Each file starts with an empty div
 `::: {.nw-file prefix="2" kind="chapter"}` that the Lua filter book.lua uses
 to number chapters (HTML) or to switch \\frontmatter, \\mainmatter, \\appendix
 and \\backmatter (LaTeX).
@@ -115,7 +116,7 @@ def file_prefix(path):
     if stem.startswith("front"):
         return "F", "front"
     if stem.startswith("back"):
-        return "B", "back"
+        return "Z", "back"
     return stem, "other"
 
 
@@ -401,6 +402,9 @@ def chunk_languages(st):
 # ---------------------------------------------------------------------------
 # Markdown helpers
 
+# Identifiers in code, marked for book.lua (see Weaver.code_text).
+IDENT_OPEN, IDENT_MID, IDENT_CLOSE = "\ue000", "\ue001", "\ue002"
+
 MD_SPECIAL = set("\\`*_[]<>$|#~^@{}")
 
 
@@ -443,6 +447,9 @@ def plain_name(name):
 # ---------------------------------------------------------------------------
 # Receipts
 
+# {{chunk-defining:IDENT}} on a line of its own: a copy of the chunk that
+# defines IDENT (see Weaver.example_chunk).
+EXAMPLE = re.compile(r"\{\{chunk-defining:([A-Za-z_][A-Za-z0-9_]*)\}\}")
 PLACEHOLDER = re.compile(r"\{\{([A-Za-z_][A-Za-z0-9_\-]*)\.([A-Za-z0-9_][A-Za-z0-9_.\-]*)\}\}")
 NUMERIC = re.compile(
     r"^[-+\u2212]?(\d{1,3}(,\d{3})+|\d+)?(\.\d+)?([eE][-+]?\d+)?"
@@ -589,7 +596,7 @@ class Weaver:
         c = self.chunk(nwlabel)
         if c is None:
             return "?"
-        return "[%s](#%s)" % (c.label, c.anchor)
+        return self.refs([c])
 
     def links(self, nwlabels, exclude=None):
         seen = []
@@ -598,7 +605,15 @@ class Weaver:
             if c is None or c is exclude or c in seen:
                 continue
             seen.append(c)
-        return ", ".join("[%s](#%s)" % (c.label, c.anchor) for c in seen)
+        return self.refs(seen)
+
+    @staticmethod
+    def refs(chunks):
+        """Links to CHUNKS by label, in a span of class nw-refs: the PDF
+        (book.lua) prints them as page numbers."""
+        if not chunks:
+            return ""
+        return "[%s]{.nw-refs}" % ", ".join("[%s](#%s)" % (c.label, c.anchor) for c in chunks)
 
     def ref_text(self, name, nwlabel):
         c = self.chunk(nwlabel) or self.first_by_name.get(name)
@@ -677,12 +692,28 @@ class Weaver:
                 return "[%s](#%s)" % (md_code(s.strip()), c.anchor)
         return md_code(s.strip() if s.strip() else s)
 
+    def example_chunk(self, ident, where):
+        """A copy of the chunk that defines IDENT, shown as an example (the
+        preface's "Reading a chunk"): the same title, code and cross
+        references as the real one, without its anchor."""
+        for f in self.st.files:
+            for c in f.chunks:
+                if isinstance(c, CodeChunk) and ident in c.iddefs:
+                    return "\n" + self.code_chunk(c, example=True) + "\n"
+        self.errors.append("%s: {{chunk-defining:%s}}: no chunk defines %s"
+                           % (where, ident, ident))
+        return ""
+
     def doc_chunk(self, ch):
         out = []
         for lineno, parts in ch.lines:
             where = "%s:%d" % (ch.file.name, lineno)
             texts = [p[1] for p in parts if p[0] == "text"]
             whole = len(texts) == len(parts) and "".join(texts).strip()
+            m = whole and EXAMPLE.fullmatch(whole)
+            if m:
+                out.append(self.example_chunk(m.group(1), where))
+                continue
             line = []
             for p in parts:
                 if p[0] == "text":
@@ -700,13 +731,26 @@ class Weaver:
 
     # -- code ----------------------------------------------------------------
 
+    def ident_target(self, c, part):
+        """The chunk defining identifier PART (an ("ident", name, label)
+        part of chunk C), or None when C defines it itself."""
+        d = self.chunk(part[2])
+        return None if d is None or d is c or part[1] in c.iddefs else d
+
     def code_text(self, c):
+        """C's code; a chunk reference is written "<name 2.3>" and an
+        identifier defined elsewhere IDENT_OPEN name IDENT_MID anchor
+        IDENT_CLOSE (private-use characters that book.lua turns into links)."""
         lines = []
         for parts in c.lines:
             s = []
             for p in parts:
-                if p[0] in ("text", "ident"):
+                if p[0] == "text":
                     s.append(p[1])
+                elif p[0] == "ident":
+                    d = self.ident_target(c, p)
+                    s.append(p[1] if d is None else
+                             IDENT_OPEN + p[1] + IDENT_MID + d.anchor + IDENT_CLOSE)
                 elif p[0] == "use":
                     s.append(self.ref_text(p[1], p[2]))
             lines.append("".join(s))
@@ -714,7 +758,7 @@ class Weaver:
             lines.pop()
         return "\n".join(lines)
 
-    def code_chunk(self, c):
+    def code_chunk(self, c, example=False):
         first = self.first_by_name.get(c.name)
         is_first = c.is_first
         sym = "\u2261" if is_first else "+\u2261"
@@ -743,6 +787,16 @@ class Weaver:
                         uses.append(r)
         if uses:
             xref.append("Uses %s." % ", ".join(uses))
+        idents = []
+        for parts in c.lines:
+            for p in parts:
+                if p[0] == "ident":
+                    d = self.ident_target(c, p)
+                    if d is not None and (p[1], d) not in idents:
+                        idents.append((p[1], d))
+        if idents:
+            xref.append("Uses identifiers %s." % ", ".join(
+                "%s %s" % (md_code(name), self.refs([d])) for name, d in idents))
         if is_first:
             if c.usedin:
                 xref.append("Used in %s." % self.links(c.usedin))
@@ -759,7 +813,10 @@ class Weaver:
             xref.append("Defines %s." % ", ".join(ds))
 
         out = []
-        out.append(":::: {#%s .chunk label=\"%s\"}" % (c.anchor, c.label))
+        if example:
+            out.append(":::: {.chunk .chunk-example label=\"%s\"}" % c.label)
+        else:
+            out.append(":::: {#%s .chunk label=\"%s\"}" % (c.anchor, c.label))
         out.append("::: chunk-title")
         out.append(title)
         out.append(":::")

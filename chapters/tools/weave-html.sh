@@ -3,11 +3,20 @@
 #
 #   sh chapters/tools/weave-html.sh .build/book.md book/index.html
 #
-# Standalone HTML5 (pandoc 2.17) with a two-level table of contents, offline
-# KaTeX (copied from libjs-katex into OUTDIR/katex/), highlighted code, the
-# book's stylesheet (book.css, inlined) and the SVG figures the Markdown names
-# as fig/NAME (copied from the Markdown file's directory, .build/fig, into
-# OUTDIR/fig). Fails (non-zero) when pandoc fails or a figure is missing.
+# One page per part of the book (front matter, each chapter, each appendix,
+# the indexes), cut at every level-1 heading, and OUT.html, the title page
+# with the contents.  pandoc 2.17 writes the whole book as one HTML fragment
+# (the filter book.lua numbers chapters, figures and tables as the PDF does
+# and links chunk and identifier references); html-pages.py renders every
+# formula with KaTeX in one node process, cuts the pages, points every link
+# at its page and frames each page with the contents and previous / next
+# links.  Next to the pages: book.css, KaTeX's stylesheet and fonts
+# (libjs-katex, OUTDIR/katex/) and the SVG figures the Markdown names as
+# fig/NAME (copied from the Markdown file's directory, .build/fig, into
+# OUTDIR/fig).  No page needs JavaScript.  Fails (non-zero) when pandoc
+# fails, a figure is missing or a formula does not parse.
+# The title page shows the git commit (`git rev-parse --short HEAD`,
+# "unknown" outside git) and the date of the build.
 set -eu
 
 if [ $# -ne 2 ]; then
@@ -27,36 +36,45 @@ for f in katex.min.js katex.min.css fonts; do
         exit 1
     fi
 done
+if ! command -v node >/dev/null 2>&1; then
+    echo "weave-html: error: node not found (install nodejs)" >&2
+    exit 1
+fi
 
 mkdir -p "$outdir"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
 
-# Assets: KaTeX (the Debian files are symlinks: copy what they point at),
-# the stylesheet, the figures.  Stale copies go first.
+pandoc "$in" -f markdown -t html5 \
+    --katex \
+    --reference-location=section \
+    --highlight-style=pygments \
+    --default-image-extension=svg \
+    --resource-path="$srcdir:." \
+    --lua-filter="$tools/book.lua" \
+    -o "$work/body.html" || {
+    echo "weave-html: error: pandoc failed for $in" >&2
+    exit 1
+}
+
+version=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+date=$(date -u '+%-d %B %Y')
+
+# Assets: KaTeX's stylesheet and fonts (the Debian files are symlinks: copy
+# what they point at; the script is not needed), the stylesheet, the figures.
+# Stale copies go first.
 rm -rf "$outdir/katex" "$outdir/fig"
 mkdir -p "$outdir/katex" "$outdir/fig"
-cp -L "$katex/katex.min.js" "$katex/katex.min.css" "$outdir/katex/"
+cp -L "$katex/katex.min.css" "$outdir/katex/"
 cp -rL "$katex/fonts" "$outdir/katex/fonts"
+cp "$tools/book.css" "$outdir/book.css"
 for f in "$srcdir"/fig/*.svg; do
     [ -e "$f" ] || continue
     cp "$f" "$outdir/fig/"
 done
 
-tmp="$out.tmp"
-css=$(mktemp)
-trap 'rm -f "$tmp" "$css"' EXIT
-# The stylesheet goes inline (after pandoc's own styles, so it wins).
-{ echo '<style>'; cat "$tools/book.css"; echo '</style>'; } >"$css"
-pandoc "$in" -f markdown -t html5 -s \
-    --toc --toc-depth=2 \
-    -M title="Flash Attention, Exactly" -M subtitle="A literate program in C and CUDA" -M lang=en \
-    --katex=katex/ \
-    -H "$css" \
-    --highlight-style=pygments \
-    --default-image-extension=svg \
-    --resource-path="$srcdir:." \
-    --lua-filter="$tools/book.lua" \
-    -o "$tmp" || {
-    echo "weave-html: error: pandoc failed for $in" >&2
-    exit 1
-}
-mv "$tmp" "$out"
+python3 "$tools/html-pages.py" --out "$outdir" --version "$version" --date "$date" \
+    --katex "$katex/katex.min.js" "$work/body.html"
+if [ "$(basename "$out")" != index.html ]; then
+    cp "$outdir/index.html" "$out"
+fi

@@ -54,11 +54,16 @@ if [ -z "$(kpsewhich pzdr.tfm 2>/dev/null)" ]; then
     export TFMFONTS
 fi
 
+# The title page names the git commit the book was built from and the date.
+version=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+printf '\\renewcommand\\nwversion{%s}\n' "$version" >"$work/version.tex"
+
 # 1. Markdown -> LaTeX (pandoc, with the book's filter and preamble).
 set -- "$in" -f markdown -t latex -s \
     --top-level-division=chapter -N -V secnumdepth=0 \
     --toc --toc-depth=2 \
     -M title="Flash Attention, Exactly" -M subtitle="A literate program in C and CUDA" \
+    -M date="$(date -u '+%-d %B %Y')" -V hyperrefoptions=bookmarksnumbered \
     -V documentclass=book -V classoption=oneside -V fontsize=10pt \
     -V geometry=a4paper -V geometry=top=25mm -V geometry=bottom=25mm \
     -V geometry=left=27mm -V geometry=right=27mm \
@@ -71,7 +76,7 @@ set -- "$in" -f markdown -t latex -s \
     --default-image-extension=pdf \
     --resource-path="$srcdir:." \
     --lua-filter="$tools/book.lua" \
-    -H "$tools/latex-header.tex"
+    -H "$tools/latex-header.tex" -H "$work/version.tex"
 if [ -n "$mathfont" ]; then
     set -- "$@" -V mathfont="$mathfont"
 fi
@@ -145,6 +150,17 @@ fi
 grep 'Missing character' "$work/book.log" | sort | uniq -c | sed 's/^ */weave-pdf: warning: /' >&2 || true
 grep -E '^LaTeX Warning: (Reference|Hyper reference|Citation)' "$work/book.log" | sort -u | sed 's/^/weave-pdf: /' >&2 || true
 grep -i 'xdvipdfmx:warning' "$work/run.out" | sort -u | sed 's/^/weave-pdf: /' >&2 || true
+
+# The page count of every part, from the pages latex-header.tex wrote to the
+# .aux (\nwpartpage{ID}{first page}, and {end}{last page}).
+sed -n 's/^\\nwpartpage{\([^}]*\)}{\([0-9]*\)}$/\1 \2/p' "$work/book.aux" | awk '
+    { id[NR] = $1; page[NR] = $2 }
+    END {
+        for (i = 1; i < NR; i++) {
+            last = (id[i + 1] == "end") ? page[i + 1] : page[i + 1] - 1
+            printf "weave-pdf: %-22s pages %3d-%3d: %3d\n", id[i], page[i], last, last - page[i] + 1
+        }
+    }' >&2
 
 cp "$work/book.pdf" "$out.tmp"
 mv "$out.tmp" "$out"
