@@ -25,9 +25,11 @@ CFLAGS      := $(CSTD) $(OPT) -g -MMD -MP
 LDLIBS      := -Wl,--as-needed -lopenblas -lpthread -lm
 TEST_LDLIBS := -lcriterion $(LDLIBS)
 
-# Book order: front matter, chapters, the harness appendix, back matter.
+# Book order: front matter, chapters, the harness appendix, other appendices
+# (app_*.nw), back matter.
 NW          := $(wildcard chapters/front.nw) $(sort $(wildcard chapters/ch*.nw)) \
-               $(wildcard chapters/harness.nw) $(wildcard chapters/back.nw)
+               $(wildcard chapters/harness.nw) $(sort $(wildcard chapters/app_*.nw)) \
+               $(wildcard chapters/back.nw)
 TOOLS       := chapters/tools
 
 .PHONY: all tangle programs receipts figures html pdf check check-tangle \

@@ -5,10 +5,12 @@
 #include "harness.h"
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -162,17 +164,112 @@ size_t fa_physical_memory(void)
     return (size_t)pages * (size_t)page_size;
 }
 
-static void fa_refuse_if_too_big(size_t bytes)
+static size_t read_number_after(const char *path, const char *label)
 {
-    size_t physical = fa_physical_memory();
-    size_t live = fa_bytes_live();
-    if (physical == 0 || (bytes <= physical && live <= physical - bytes))
+    FILE *f = fopen(path, "r");
+    if (f == NULL) return SIZE_MAX;
+    char line[256];
+    unsigned long long value = 0;
+    bool found = false;
+    size_t n = strlen(label);
+    while (!found && fgets(line, sizeof line, f) != NULL)
+        found = strncmp(line, label, n) == 0 && sscanf(line + n, "%llu", &value) == 1;
+    fclose(f);
+    return found && value <= SIZE_MAX ? (size_t)value : SIZE_MAX;
+}
+
+static size_t kib_to_bytes(size_t kib)
+{
+    return kib == SIZE_MAX || kib > SIZE_MAX / 1024 ? SIZE_MAX : kib * 1024;
+}
+
+static size_t address_space_left(void)
+{
+    struct rlimit limit;
+    if (getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY)
+        return SIZE_MAX;
+    size_t used = kib_to_bytes(read_number_after("/proc/self/status", "VmSize:"));
+    if (used == SIZE_MAX) used = 0;
+    return limit.rlim_cur > used ? (size_t)(limit.rlim_cur - used) : 0;
+}
+
+static size_t cgroup_room(const char *dir, const char *limit_file, const char *usage_file)
+{
+    char path[4096 + 64];   /* a directory name of up to 4096 bytes, a file name */
+    snprintf(path, sizeof path, "%s/%s", dir, limit_file);
+    size_t limit = read_number_after(path, "");
+    snprintf(path, sizeof path, "%s/%s", dir, usage_file);
+    size_t usage = read_number_after(path, "");
+    if (limit == SIZE_MAX) return SIZE_MAX;
+    if (usage == SIZE_MAX) usage = 0;
+    return limit > usage ? limit - usage : 0;
+}
+
+static size_t cgroup_room_along(const char *mount, const char *group,
+                                const char *limit_file, const char *usage_file)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s%s", mount, group);
+    size_t least = SIZE_MAX;
+    for (;;) {
+        size_t room = cgroup_room(dir, limit_file, usage_file);
+        if (room < least) least = room;
+        char *slash = strrchr(dir, '/');
+        if (slash == NULL || (size_t)(slash - dir) < strlen(mount)) return least;
+        *slash = '\0';
+    }
+}
+
+static size_t cgroup_memory_room(void)
+{
+    FILE *f = fopen("/proc/self/cgroup", "r");
+    if (f == NULL) return SIZE_MAX;
+    char line[4096];
+    size_t least = SIZE_MAX, room = SIZE_MAX;
+    while (fgets(line, sizeof line, f) != NULL) {
+        line[strcspn(line, "\n")] = '\0';
+        if (strncmp(line, "0::", 3) == 0)
+            room = cgroup_room_along("/sys/fs/cgroup", line + 3, "memory.max",
+                                     "memory.current");
+        else if (strstr(line, ":memory:") != NULL)
+            room = cgroup_room_along("/sys/fs/cgroup/memory", strstr(line, ":memory:") + 8,
+                                     "memory.limit_in_bytes", "memory.usage_in_bytes");
+        if (room < least) least = room;
+    }
+    fclose(f);
+    return least;
+}
+
+size_t fa_memory_available(void)
+{
+    size_t least = kib_to_bytes(read_number_after("/proc/meminfo", "MemAvailable:"));
+    size_t cgroup = cgroup_memory_room(), address = address_space_left();
+    if (cgroup < least) least = cgroup;
+    if (address < least) least = address;
+    return least;
+}
+
+void fa_require(size_t bytes, const char *what)
+{
+    size_t available = fa_memory_available();
+    if (bytes <= available)
         return;
     char need[32], have[32];
-    fprintf(stderr, "error: this needs %s but the machine has %s of memory\n",
-            fmt_bytes(need, (double)live + (double)bytes),
-            fmt_bytes(have, (double)physical));
-    exit(2);
+    die_line("%s needs %s of memory, but only %s is available (the least of "
+             "MemAvailable, the cgroup's limit and ulimit -v)", what,
+             fmt_bytes(need, (double)bytes), fmt_bytes(have, (double)available));
+}
+
+static void fa_refuse_if_too_big(size_t bytes)
+{
+    if (bytes < ((size_t)1 << 20))
+        return;
+    size_t available = fa_memory_available();
+    if (bytes <= available)
+        return;
+    char need[32], have[32];
+    die_line("this needs %s more but only %s of memory is available",
+             fmt_bytes(need, (double)bytes), fmt_bytes(have, (double)available));
 }
 
 static void fa_out_of_memory(size_t bytes)
@@ -273,7 +370,7 @@ typedef struct { const char *at, *end; } npy_cursor;
 
 static void npy_skip_space(npy_cursor *c)
 {
-    while (c->at < c->end && isspace((unsigned char)*c->at))
+    while (c->at < c->end && (*c->at == ' ' || *c->at == '\t' || *c->at == '\n'))
         c->at++;
 }
 
@@ -300,6 +397,8 @@ static bool npy_quoted(npy_cursor *c, char *text, size_t capacity)
     char quote = *c->at++;
     size_t n = 0;
     while (c->at < c->end && *c->at != quote) {
+        if (*c->at == '\n' || *c->at == '\\')
+            return false;
         if (n + 1 < capacity)
             text[n++] = *c->at;
         c->at++;
@@ -328,6 +427,8 @@ static bool npy_dimension(npy_cursor *c, size_t *value)
 {
     npy_skip_space(c);
     if (c->at == c->end || !isdigit((unsigned char)*c->at))
+        return false;
+    if (*c->at == '0' && c->at + 1 < c->end && isdigit((unsigned char)c->at[1]))
         return false;
     for (*value = 0; c->at < c->end && isdigit((unsigned char)*c->at); c->at++) {
         size_t digit = (size_t)(*c->at - '0');
@@ -414,20 +515,31 @@ static char *npy_read_header(FILE *f, size_t *length, char *why, size_t len)
         snprintf(why, len, "not a .npy file (bad magic)");
         return NULL;
     }
-    if ((prefix[6] != 1 && prefix[6] != 2) || prefix[7] != 0) {
-        snprintf(why, len, "unsupported .npy version %d.%d (need 1.0 or 2.0)",
+    if (prefix[6] < 1 || prefix[6] > 3 || prefix[7] != 0) {
+        snprintf(why, len, "unsupported .npy version %d.%d (need 1.0, 2.0 or 3.0)",
                  prefix[6], prefix[7]);
         return NULL;
     }
+    enum { NPY_MAX_HEADER = 65536 };
     size_t width = prefix[6] == 1 ? 2 : 4;
     if (fread(size, 1, width, f) != width) {
         snprintf(why, len, "truncated header");
         return NULL;
     }
     *length = size[0] | (size_t)size[1] << 8 | (size_t)size[2] << 16 | (size_t)size[3] << 24;
-    char *text = *length <= (1u << 20) ? malloc(*length + 1) : NULL;
-    if (text == NULL || fread(text, 1, *length, f) != *length) {
-        snprintf(why, len, text ? "truncated header" : "header too long");
+    if (*length > NPY_MAX_HEADER) {
+        snprintf(why, len, "the header length %zu is over the 64 KiB limit", *length);
+        return NULL;
+    }
+    char *text = bookkeeping_alloc(*length + 1);
+    if (fread(text, 1, *length, f) != *length)
+        snprintf(why, len, "truncated header");
+    else if (*length == 0 || text[*length - 1] != '\n')
+        snprintf(why, len, "the header does not end in a newline "
+                 "(is its length field right?)");
+    else if (memchr(text, '\0', *length) != NULL)
+        snprintf(why, len, "malformed header: it contains a NUL byte");
+    if (why[0] != '\0') {
         free(text);
         return NULL;
     }
@@ -493,14 +605,35 @@ static void npy_load(FILE *f, tensor *t, char *why, size_t len)
     free(text);
 }
 
+static FILE *npy_open_regular(const char *path, char *why, size_t len)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        snprintf(why, len, "cannot open: %s", strerror(errno));
+        if (fd >= 0) close(fd);
+        return NULL;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(why, len, "not a regular file");
+        close(fd);
+        return NULL;
+    }
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    FILE *f = fdopen(fd, "rb");
+    if (f == NULL) {
+        snprintf(why, len, "cannot open: %s", strerror(errno));
+        close(fd);
+    }
+    return f;
+}
+
 int npy_read(const char *path, tensor *out, char *err, size_t errlen)
 {
     char why[200] = "";
     tensor t = { 0 };
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        snprintf(why, sizeof why, "cannot open: %s", strerror(errno));
-    else {
+    FILE *f = npy_open_regular(path, why, sizeof why);
+    if (f != NULL) {
         npy_load(f, &t, why, sizeof why);
         fclose(f);
     }
@@ -560,31 +693,64 @@ static int npy_write_temporary(char *tmp, const char *path, const tensor *t,
     int fd = mkstemp(tmp);
     if (fd < 0) {
         snprintf(err, errlen, "%s: cannot create %s: %s", path, tmp, strerror(errno));
+        tmp[0] = '\0';
         return -1;
     }
     int failure = npy_write_fd(fd, t);
-    if (failure == 0 && rename(tmp, path) != 0)
-        failure = errno;
     if (failure == 0)
         return 0;
     unlink(tmp);
+    tmp[0] = '\0';
     snprintf(err, errlen, "%s: cannot write: %s", path, strerror(failure));
     return -1;
 }
 
+static int npy_check_target(const char *path, char *err, size_t errlen)
+{
+    struct stat st;
+    if (stat(path, &st) != 0 || S_ISREG(st.st_mode))
+        return 0;
+    snprintf(err, errlen, "%s: not a regular file; refusing to replace it", path);
+    return -1;
+}
+
+int npy_write_all(size_t n, const char *const paths[], const tensor *const ts[],
+                  char *err, size_t errlen)
+{
+    char **temporaries = bookkeeping_alloc(n * sizeof *temporaries);
+    size_t written = 0;
+    int status = 0;
+    for (; written < n && status == 0; written++) {
+        const char *path = paths[written];
+        if (ts[written]->ndim < 1 || ts[written]->ndim > 4) {
+            snprintf(err, errlen, "%s: a tensor has 1 to 4 dimensions, not %d", path,
+                     ts[written]->ndim);
+            status = -1;
+        } else
+            status = npy_check_target(path, err, errlen);
+        if (asprintf(&temporaries[written], "%s.tmp.XXXXXX", path) < 0)
+            bookkeeping_out_of_memory();
+        if (status == 0)
+            status = npy_write_temporary(temporaries[written], path, ts[written], err, errlen);
+        else
+            temporaries[written][0] = '\0';
+    }
+    for (size_t i = 0; i < written && status == 0; i++)
+        if (rename(temporaries[i], paths[i]) != 0) {
+            snprintf(err, errlen, "%s: cannot write: %s", paths[i], strerror(errno));
+            status = -1;
+        } else
+            temporaries[i][0] = '\0';
+    for (size_t i = 0; i < written; i++)
+        if (temporaries[i][0] != '\0') unlink(temporaries[i]);
+    for (size_t i = 0; i < written; i++) free(temporaries[i]);
+    free(temporaries);
+    return status;
+}
+
 int npy_write(const char *path, const tensor *t, char *err, size_t errlen)
 {
-    if (t->ndim < 1 || t->ndim > 4) {
-        snprintf(err, errlen, "%s: a tensor has 1 to 4 dimensions, not %d", path,
-                 t->ndim);
-        return -1;
-    }
-    size_t length = strlen(path) + sizeof ".tmp.XXXXXX";
-    char *temporary = bookkeeping_alloc(length);
-    snprintf(temporary, length, "%s.tmp.XXXXXX", path);
-    int status = npy_write_temporary(temporary, path, t, err, errlen);
-    free(temporary);
-    return status;
+    return npy_write_all(1, &path, &t, err, errlen);
 }
 
 tensor npy_read_or_exit(const char *program, const char *path)
@@ -598,9 +764,28 @@ tensor npy_read_or_exit(const char *program, const char *path)
 
 void npy_write_or_exit(const char *program, const char *path, const tensor *t)
 {
+    npy_write_all_or_exit(program, 1, &path, &t);
+}
+
+void npy_write_all_or_exit(const char *program, size_t n, const char *const paths[],
+                           const tensor *const ts[])
+{
     char err[512];
-    if (npy_write(path, t, err, sizeof err) != 0)
+    if (npy_write_all(n, paths, ts, err, sizeof err) != 0)
         die_usage(program, "%s", err);
+}
+
+void npy_refuse_same_file(const char *program, const char *out,
+                          const char *const inputs[], size_t n)
+{
+    struct stat o, in;
+    if (out == NULL || stat(out, &o) != 0)
+        return;
+    for (size_t i = 0; i < n; i++)
+        if (inputs[i] != NULL && stat(inputs[i], &in) == 0
+            && in.st_dev == o.st_dev && in.st_ino == o.st_ino)
+            die_usage(program, "the output %s is the input %s; refusing to "
+                      "overwrite it", out, inputs[i]);
 }
 
 const char *fmt_num(char buf[32], double x)
@@ -1061,19 +1246,52 @@ void report_finish(report *r, FILE *out)
         print_json(out, r);
     else
         print_text(out, r);
-    fflush(out);
+    errno = 0;
+    bool failed = fflush(out) != 0 || ferror(out);
+    int failure = errno ? errno : EIO;
+    char program[64];
+    snprintf(program, sizeof program, "%s", r->program);
     report_free(r);
+    if (failed)
+        die_usage(program, "cannot write the report: %s", strerror(failure));
+}
+
+void fputs_escaped(const char *text, FILE *f)
+{
+    for (const unsigned char *c = (const unsigned char *)text; *c != '\0'; c++) {
+        if (*c == '\n') fputs("\\n", f);
+        else if (*c == '\t') fputs("\\t", f);
+        else if (*c < 0x20 || *c == 0x7f) fprintf(f, "\\x%02x", *c);
+        else fputc(*c, f);
+    }
+}
+
+_Noreturn static void die_line_v(const char *program, const char *fmt, va_list args)
+{
+    char *message;
+    if (vasprintf(&message, fmt, args) < 0)
+        bookkeeping_out_of_memory();
+    if (program != NULL)
+        fprintf(stderr, "%s: ", program);
+    fputs("error: ", stderr);
+    fputs_escaped(message, stderr);
+    fputc('\n', stderr);
+    free(message);
+    exit(2);
 }
 
 void die_usage(const char *program, const char *fmt, ...)
 {
     va_list args;
     va_start(args, fmt);
-    fprintf(stderr, "%s: error: ", program);
-    vfprintf(stderr, fmt, args);
-    fputc('\n', stderr);
-    va_end(args);
-    exit(2);
+    die_line_v(program, fmt, args);
+}
+
+void die_line(const char *fmt, ...)
+{
+    va_list args;
+    va_start(args, fmt);
+    die_line_v(NULL, fmt, args);
 }
 
 static const char *option_meta(const option *o)
@@ -1132,6 +1350,14 @@ static void print_usage(const char *program, const char *summary,
     printf("  %-*s  %s\n", width, "--help", "show this help and exit");
 }
 
+void finish_stdout(const char *program)
+{
+    errno = 0;
+    if (fflush(stdout) != 0 || ferror(stdout))
+        die_usage(program, "cannot write the output: %s",
+                  strerror(errno ? errno : EIO));
+}
+
 static void set_int_option(const char *program, const option *o, const char *value)
 {
     char *end;
@@ -1159,6 +1385,16 @@ static void set_double_option(const char *program, const option *o, const char *
     *(double *)o->target = v;
 }
 
+static void require_standard_streams(const char *program)
+{
+    if (fcntl(2, F_GETFD) < 0)
+        exit(2);
+    if (fcntl(0, F_GETFD) < 0 && open("/dev/null", O_RDONLY) != 0)
+        exit(2);
+    if (fcntl(1, F_GETFD) < 0)
+        die_usage(program, "standard output is closed");
+}
+
 static const option *find_option(const option opts[], size_t count,
                                  const char *name, size_t length)
 {
@@ -1171,9 +1407,11 @@ static const option *find_option(const option opts[], size_t count,
 void options_parse(int argc, char **argv, const char *program, const char *summary,
                    const option opts[], size_t count)
 {
+    require_standard_streams(program);
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             print_usage(program, summary, opts, count);
+            finish_stdout(program);
             exit(0);
         }
     for (int i = 1; i < argc; i++) {
@@ -1196,6 +1434,8 @@ void options_parse(int argc, char **argv, const char *program, const char *summa
             value = argv[++i];
         if (value == NULL)
             die_usage(program, "option --%s needs a value", o->name);
+        if (value[0] == '\0')
+            die_usage(program, "option --%s needs a value, not an empty string", o->name);
         if (o->kind == OPT_INT)
             set_int_option(program, o, value);
         else if (o->kind == OPT_DOUBLE)
@@ -1244,8 +1484,7 @@ double time_median(void (*fn)(void *ctx), void *ctx, int warmup, int repeats)
 
 static void data_fail(const char *what, const char *path)
 {
-    fprintf(stderr, "error: cannot %s %s: %s\n", what, path, strerror(errno));
-    exit(2);
+    die_line("cannot %s %s: %s", what, path, strerror(errno));
 }
 
 static void make_directories(char *path)
@@ -1263,20 +1502,80 @@ static void make_directories(char *path)
     }
 }
 
+void data_directory(const char *dir)
+{
+    if (dir[0] == '\0')
+        die_line("the data directory is an empty string");
+    char *path = bookkeeping_alloc(strlen(dir) + 1);
+    strcpy(path, dir);
+    make_directories(path);
+    free(path);
+}
+
+typedef struct {
+    int   fd;
+    int   failure;        /* errno of the first failed write, or 0 */
+    char *temporary;      /* DIR/NAME.tmp.XXXXXX */
+    char *path;           /* DIR/NAME */
+} data_sink;
+
+static ssize_t data_sink_write(void *cookie, const char *bytes, size_t size)
+{
+    data_sink *sink = cookie;
+    for (size_t done = 0; done < size; ) {
+        ssize_t n = write(sink->fd, bytes + done, size - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            sink->failure = n < 0 ? errno : EIO;
+            return -1;
+        }
+        done += (size_t)n;
+    }
+    return (ssize_t)size;
+}
+
+static int data_sink_close(void *cookie)
+{
+    data_sink *sink = cookie;
+    int failure = sink->failure;
+    if (close(sink->fd) != 0 && failure == 0) failure = errno;
+    if (failure == 0 && rename(sink->temporary, sink->path) != 0) failure = errno;
+    if (failure != 0) {
+        unlink(sink->temporary);
+        fprintf(stderr, "error: cannot write %s: ", sink->path);
+        fputs_escaped(strerror(failure), stderr);
+        fputc('\n', stderr);
+    }
+    free(sink->temporary); free(sink->path); free(sink);
+    return failure ? -1 : 0;
+}
+
 FILE *data_file(const char *dir, const char *name)
 {
-    size_t length = strlen(dir) + 1 + strlen(name) + 1;
-    char *path = bookkeeping_alloc(length);
-    snprintf(path, length, "%s", dir);
-    if (path[0] != '\0')
-        make_directories(path);
-    snprintf(path, length, "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    if (f == NULL)
-        data_fail("write", path);
-    free(path);
+    data_directory(dir);
+    data_sink *sink = bookkeeping_alloc(sizeof *sink);
+    if (asprintf(&sink->path, "%s/%s", dir, name) < 0
+        || asprintf(&sink->temporary, "%s.tmp.XXXXXX", sink->path) < 0)
+        bookkeeping_out_of_memory();
+    sink->failure = 0;
+    sink->fd = mkstemp(sink->temporary);
+    if (sink->fd < 0)
+        data_fail("write", sink->path);
+    fchmod(sink->fd, 0644);
+    cookie_io_functions_t io = { .write = data_sink_write, .close = data_sink_close };
+    FILE *f = fopencookie(sink, "w", io);
+    if (f == NULL) {
+        unlink(sink->temporary);
+        data_fail("write", sink->path);
+    }
     return f;
 }
+void data_close(FILE *f)
+{
+    if (fclose(f) != 0)
+        exit(2);
+}
+
 char *capture_stdout_of(int (*main_fn)(int, char **), int argc, char **argv)
 {
     FILE *capture = tmpfile();

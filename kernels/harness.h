@@ -32,6 +32,11 @@ size_t fa_bytes_live(void);
 size_t fa_bytes_peak(void);
 void   fa_reset_peak(void);              /* peak := live */
 size_t fa_physical_memory(void);         /* bytes of RAM; 0 if unknown */
+/* the least of MemAvailable, the room left under the cgroup's memory limit
+   and under RLIMIT_AS; SIZE_MAX if none of them is known */
+size_t fa_memory_available(void);
+/* exits 2 with the figures unless BYTES fit in fa_memory_available() */
+void   fa_require(size_t bytes, const char *what);
 size_t process_peak_rss(void);           /* VmHWM in bytes; 0 if unknown */
 size_t fa_mul(size_t a, size_t b);       /* a*b, or exit 2 on overflow */
 
@@ -46,8 +51,16 @@ size_t tensor_count(const tensor *t);
 
 int    npy_read(const char *path, tensor *out, char *err, size_t errlen);
 int    npy_write(const char *path, const tensor *t, char *err, size_t errlen);
+/* writes n files, all or none: on failure no target has changed */
+int    npy_write_all(size_t n, const char *const paths[], const tensor *const ts[],
+                     char *err, size_t errlen);
 tensor npy_read_or_exit(const char *program, const char *path);
 void   npy_write_or_exit(const char *program, const char *path, const tensor *t);
+void   npy_write_all_or_exit(const char *program, size_t n, const char *const paths[],
+                             const tensor *const ts[]);
+/* exits 2 if OUT is the same file as one of the n INPUTS (same device and inode) */
+void   npy_refuse_same_file(const char *program, const char *out,
+                            const char *const inputs[], size_t n);
 
 const char *fmt_num(char buf[32], double x);
 const char *fmt_pct(char buf[32], double fraction);
@@ -82,6 +95,10 @@ typedef struct {
 void options_parse(int argc, char **argv, const char *program, const char *summary,
                    const option opts[], size_t count);
 void die_usage(const char *program, const char *fmt, ...) HARNESS_PRINTF(2, 3);
+void die_line(const char *fmt, ...) HARNESS_PRINTF(1, 2);   /* "error: ..." */
+void fputs_escaped(const char *text, FILE *f);   /* control characters as \n, \x1b */
+/* flushes standard output; a write error there exits 2 with one line */
+void finish_stdout(const char *program);
 
 double now_seconds(void);                     /* CLOCK_MONOTONIC */
 /* runs fn(ctx) warmup times, then repeats times; the median in seconds */
@@ -89,9 +106,13 @@ double time_median(void (*fn)(void *ctx), void *ctx, int warmup, int repeats);
 /* the median of n numbers, sorting them in place; NaN when n is 0 */
 double median_of(double *x, size_t n);
 
-/* opens DIR/NAME for writing, creating DIR and its parents;
-   exits 2 with a message on failure */
+/* opens DIR/NAME for writing (through a temporary file), creating DIR and
+   its parents; exits 2 with a message on failure */
 FILE *data_file(const char *dir, const char *name);
+/* closes a data file and renames it into place; exits 2 on any failure */
+void  data_close(FILE *f);
+/* creates DIR and its parents, like mkdir -p; exits 2 on failure */
+void  data_directory(const char *dir);
 
 /* runs main_fn(argc, argv) with standard output captured; returns what it
    printed, NUL-terminated (malloc'd: free it) */
