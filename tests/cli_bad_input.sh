@@ -112,17 +112,7 @@ refuse() {   # refuse NAME PROGRAM ARGS...
     verdict "$name" "$problem"
     stdout=default; limit=:; expect_not=; progress=
 }
-quick() {   # quick PROGRAM: the program with its small sizes
-    case $1 in
-        ch01*) echo "ch01_memory_ladder --quick --max-mib 1 --repeats 1 --seq 64" ;;
-        ch02*) echo "ch02_online_softmax" ;;
-        ch03*) echo "ch03_compose --cols 256" ;;
-        ch04*) echo "ch04_tiled --seq 16 --heads 1 --dim 8" ;;
-        ch05*) echo "ch05_exact --seq 32 --dim 8 --heads 1 --batch 1" ;;
-        ch06*) echo "ch06_memory --seq 64 --heads 1 --dim 8 --block 16" ;;
-        ch07*) echo "ch07_causal_skip --seq 64 --heads 1 --dim 8 --map-block 16" ;;
-    esac
-}
+. "$(dirname "$0")/quick_sizes.sh"
 programs="ch01 ch02 ch03 ch04 ch05 ch06 ch07"
 for p in $programs; do
     set -- $(quick $p); prog=$1; shift
