@@ -176,7 +176,8 @@ huge() {   # huge NAME PROGRAM ARGS...: refused, and refused before allocating
     refuse "$name (defect 10)" "$@"
     peak=$( (cd "$scratch" && limit='ulimit -S -v 4194304' &&
              eval "$limit" && python3 -c 'import subprocess, resource, sys
-subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+try: subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
+except subprocess.TimeoutExpired: pass
 print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024)' "$bin/$@") )
     problem=; [ "${peak:-9999}" -lt 256 ] || problem="peak resident set ${peak:-?} MiB"
     verdict "$name: refused before allocating" "$problem"

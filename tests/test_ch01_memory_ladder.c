@@ -210,6 +210,8 @@ static const double LATENCY_CLIMB = 8;       /* 64 MiB's ns over L1's       */
 
 Test(ladder, bandwidth_never_rises_down_the_ladder)
 {
+    if (getenv("FA_SAN") != NULL)
+        cr_skip_test("bandwidth ratios are not the machine's under the sanitizers");
     size_t sizes[3];
     probe_sizes(sizes);
     int most = ladder_cpus() < SHAPE_MAX_THREADS ? ladder_cpus()

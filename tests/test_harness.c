@@ -902,7 +902,7 @@ Test(data, data_files_create_their_directories)
     snprintf(dir, sizeof dir, "%s/a/b", s.dir);
     FILE *f = data_file(dir, "ch00_x.dat");
     fprintf(f, "1 2\n");
-    fclose(f);
+    data_close(f);
     snprintf(path, sizeof path, "%s/ch00_x.dat", dir);
     struct stat st;
     cr_assert_eq(stat(path, &st), 0);
