@@ -13,14 +13,14 @@ verdict() {   # verdict NAME PROBLEM: PROBLEM empty means the case passed
 }
 byte() { printf "\\$(printf %03o "$1")"; }
 npy() {   # npy FILE MAJOR HEADER DATA_BYTES
-    n=${#3}
+    n=$((${#3} + 1))
     { printf '\223NUMPY'; byte "$2"; byte 0
       byte $((n % 256)); byte $((n / 256 % 256))
       [ "$2" -ge 2 ] && { byte $((n / 65536 % 256)); byte $((n / 16777216)); }
-      printf '%s' "$3"; head -c "$4" /dev/zero; } > "$fixtures/$1"
+      printf '%s\n' "$3"; head -c "$4" /dev/zero; } > "$fixtures/$1"
 }
-good() {  # good SHAPE [DESCR] [ORDER]: a header as NumPy writes it
-    printf "{'descr': '%s', 'fortran_order': %s, 'shape': %s, }        \n" \
+good() {  # good SHAPE [DESCR] [ORDER]: a header as NumPy writes it, less its newline
+    printf "{'descr': '%s', 'fortran_order': %s, 'shape': %s, }        " \
         "${2:-<f4}" "${3:-False}" "$1"
 }
 fixtures=$scratch/fixtures
@@ -36,44 +36,37 @@ for f in data/ch01_ladder.dat data/ch01_machine.txt data/ch02_rebase.dat \
 done
 echo plain > "$fixtures/plain"
 mkfifo "$fixtures/pipe"
-npy truncated.npy 1 "$(good '(8, 4)')" 100
-npy extra.npy 1 "$(good '(8, 4)')" 129
-npy f8.npy 1 "$(good '(8, 4)' '<f8')" 256
-npy big_endian.npy 1 "$(good '(8, 4)' '>f4')" 128
-npy fortran.npy 1 "$(good '(8, 4)' '<f4' True)" 128
+npy truncated.npy 1 "$(good '(1, 1, 8, 4)')" 100
+npy extra.npy 1 "$(good '(1, 1, 8, 4)')" 129
+npy f8.npy 1 "$(good '(1, 1, 8, 4)' '<f8')" 256
+npy big_endian.npy 1 "$(good '(1, 1, 8, 4)' '>f4')" 128
+npy fortran.npy 1 "$(good '(1, 1, 8, 4)' '<f4' True)" 128
 npy five_dims.npy 1 "$(good '(1, 1, 1, 8, 4)')" 128
-npy version4.npy 4 "$(good '(8, 4)')" 128
-npy unknown_key.npy 1 "{'descr': '<f4', 'fortran_order': False, 'shape': (8, 4), 'x': 1}
-" 128
+npy version4.npy 4 "$(good '(1, 1, 8, 4)')" 128
+npy unknown_key.npy 1 "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 1, 8, 4), 'x': 1}" 128
 npy q3.npy 1 "$(good '(1, 8, 4)')" 128
-npy k_d5.npy 1 "$(good '(8, 5)')" 160
-npy v_longer.npy 1 "$(good '(9, 4)')" 144
+npy k_d5.npy 1 "$(good '(1, 1, 8, 5)')" 160
+npy v_longer.npy 1 "$(good '(1, 1, 9, 4)')" 144
 npy q1.npy 1 "$(good '(32,)')" 128
 printf 'not a numpy file at all' > "$fixtures/bad_magic.npy"
 # a shell variable cannot hold a NUL byte: write an X, then let sed replace it
-npy nul_descr.npy 1 "{'descr': '<f4X', 'fortran_order': False, 'shape': (8, 4), }
-" 128
-npy nul_key.npy 1 "{'descrX': '<f4', 'fortran_order': False, 'shape': (8, 4), }
-" 128
+npy nul_descr.npy 1 "{'descr': '<f4X', 'fortran_order': False, 'shape': (1, 1, 8, 4), }" 128
+npy nul_key.npy 1 "{'descrX': '<f4', 'fortran_order': False, 'shape': (1, 1, 8, 4), }" 128
 for f in nul_descr nul_key; do
     sed 's/X/\x00/' "$fixtures/$f.npy" > "$fixtures/$f.tmp" && mv "$fixtures/$f.tmp" "$fixtures/$f.npy"
 done
-npy leading_zero.npy 1 "$(good '(08, 4)')" 128
-npy vtab.npy 1 "{'descr':$(printf '\v')'<f4', 'fortran_order': False, 'shape': (8, 4), }
-" 128
-npy formfeed.npy 1 "{'descr':$(printf '\f')'<f4', 'fortran_order': False, 'shape': (8, 4), }
-" 128
-npy return.npy 1 "{'descr':$(printf '\r')'<f4', 'fortran_order': False, 'shape': (8, 4), }
-" 128
-npy huge_header.npy 2 "$(good '(8, 4)' | tr -d '\n')$(printf '%70000s' '')
-" 128
+npy leading_zero.npy 1 "$(good '(1, 1, 08, 4)')" 128
+for c in vtab:v formfeed:f return:r; do
+    npy ${c%:*}.npy 1 "{'descr':$(printf "\\${c#*:}")'<f4', 'fortran_order': False, 'shape': (1, 1, 8, 4), }" 128
+done
+npy huge_header.npy 2 "$(good '(1, 1, 8, 4)')$(printf '%70000s' '')" 128
 { head -c 8 "$fixtures/q.npy"; byte $(( $(od -An -tu2 -j8 -N2 "$fixtures/q.npy") - 1 )); byte 0
   tail -c +11 "$fixtures/q.npy"; } > "$fixtures/short_length.npy"
 snapshot() {   # snapshot DIR: print a description of everything in DIR
     (cd "$1" && find . -printf '%y %m %s %p\n' | sort &&
      find . -type f -exec cksum {} + | sort)
 }
-stdout=default; limit=:; expect_not=; progress=
+stdout=default; limit=:; expect_not=; expect=; progress=
 refuse() {   # refuse NAME PROGRAM ARGS...
     name=$1; shift
     work=$scratch/work; rm -rf "$work"; cp -a "$fixtures" "$work"
@@ -107,10 +100,12 @@ refuse() {   # refuse NAME PROGRAM ARGS...
     elif [ "$controls" -ne 0 ]; then problem="control characters on stderr"
     elif [ -n "$expect_not" ] && grep -q -- "$expect_not" "$scratch/stderr"
     then problem="the message says '$expect_not'"
+    elif [ -n "$expect" ] && ! grep -q -- "$expect" "$scratch/stderr"
+    then problem="the message does not say '$expect'"
     elif [ "$before" != "$after" ]; then problem="files changed"
     fi
     verdict "$name" "$problem"
-    stdout=default; limit=:; expect_not=; progress=
+    stdout=default; limit=:; expect_not=; expect=; progress=
 }
 . "$(dirname "$0")/quick_sizes.sh"
 programs="ch01 ch02 ch03 ch04 ch05 ch06 ch07"
@@ -149,7 +144,8 @@ refuse "ch04 --q does not exist" ch04_tiled --q nothing.npy --k k.npy --v v.npy 
 limit='ulimit -S -f 0'
 refuse "ch04 --out on a full disk" ch04_tiled $qkv --out out.npy
 for f in truncated extra f8 big_endian fortran five_dims version4 unknown_key \
-         bad_magic q1 nul_descr nul_key leading_zero vtab formfeed return huge_header; do
+         bad_magic nul_descr nul_key leading_zero vtab formfeed return huge_header; do
+    expect="$f.npy: "
     refuse "ch04 --q $f.npy" ch04_tiled --q $f.npy --k k.npy --v v.npy --out o.npy
 done
 expect_not='extra data'
@@ -159,6 +155,7 @@ expect_not='batch or heads'
 refuse "ch04 --q 3-d, --k 2-d (defect 12)" ch04_tiled --q q3.npy --k k.npy --v v.npy --out o.npy
 refuse "ch04 --k with another d" ch04_tiled --q q.npy --k k_d5.npy --v k_d5.npy --out o.npy
 refuse "ch04 --v longer than --k" ch04_tiled --q q.npy --k k.npy --v v_longer.npy --out o.npy
+refuse "ch04 --q of one dimension" ch04_tiled --q q1.npy --k k.npy --v v.npy --out o.npy
 refuse "ch04 --block-q 0" ch04_tiled $qkv --out o.npy --block-q 0
 refuse "ch04 --block-k 5000" ch04_tiled $qkv --out o.npy --block-k 5000
 refuse "ch04 --window -1" ch04_tiled $qkv --out o.npy --window -1
