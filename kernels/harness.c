@@ -229,11 +229,11 @@ static size_t cgroup_memory_room(void)
     while (fgets(line, sizeof line, f) != NULL) {
         line[strcspn(line, "\n")] = '\0';
         if (strncmp(line, "0::", 3) == 0)
-            room = cgroup_room_along("/sys/fs/cgroup", line + 3, "memory.max",
-                                     "memory.current");
+            room = cgroup_room_along("/sys/fs/cgroup", line + 3, "memory.max", "memory.current");
         else if (strstr(line, ":memory:") != NULL)
             room = cgroup_room_along("/sys/fs/cgroup/memory", strstr(line, ":memory:") + 8,
                                      "memory.limit_in_bytes", "memory.usage_in_bytes");
+
         if (room < least) least = room;
     }
     fclose(f);
@@ -366,7 +366,10 @@ size_t tensor_count(const tensor *t)
 #error "harness.c writes .npy data in host order, which must be little-endian"
 #endif
 
-typedef struct { const char *at, *end; } npy_cursor;
+typedef struct {
+    const char *at, *end;
+    bool python2_longs;    /* versions 1 and 2 may write 3L for 3 */
+} npy_cursor;
 
 static void npy_skip_space(npy_cursor *c)
 {
@@ -436,7 +439,7 @@ static bool npy_dimension(npy_cursor *c, size_t *value)
             || __builtin_add_overflow(*value, digit, value))
             return false;
     }
-    c->at += c->at < c->end && *c->at == 'L';
+    c->at += c->python2_longs && c->at < c->end && *c->at == 'L';
     return true;
 }
 
@@ -464,9 +467,10 @@ typedef struct {
     bool   has_descr, has_order, has_shape;
 } npy_header;
 
-static const char *npy_parse_header(const char *text, size_t length, npy_header *h)
+static const char *npy_parse_header(const char *text, size_t length, int major,
+                                    npy_header *h)
 {
-    npy_cursor c = { text, text + length };
+    npy_cursor c = { text, text + length, major < 3 };
     *h = (npy_header){ .ndim = 0 };
     if (!npy_take(&c, '{'))
         return "the header is not a dictionary";
@@ -508,7 +512,7 @@ static void npy_check_header(const npy_header *h, char *why, size_t len)
         snprintf(why, len, "the array has %d dimensions; need 1 to 4", h->ndim);
 }
 
-static char *npy_read_header(FILE *f, size_t *length, char *why, size_t len)
+static char *npy_read_header(FILE *f, int *major, size_t *length, char *why, size_t len)
 {
     unsigned char prefix[8], size[4] = { 0, 0, 0, 0 };
     if (fread(prefix, 1, 8, f) != 8 || memcmp(prefix, "\x93NUMPY", 6) != 0) {
@@ -520,6 +524,7 @@ static char *npy_read_header(FILE *f, size_t *length, char *why, size_t len)
                  prefix[6], prefix[7]);
         return NULL;
     }
+    *major = prefix[6];
     enum { NPY_MAX_HEADER = 65536 };
     size_t width = prefix[6] == 1 ? 2 : 4;
     if (fread(size, 1, width, f) != width) {
@@ -585,11 +590,12 @@ static int npy_check_data_size(FILE *f, const npy_header *h, char *why, size_t l
 static void npy_load(FILE *f, tensor *t, char *why, size_t len)
 {
     size_t length = 0;
+    int major = 0;
     npy_header h;
-    char *text = npy_read_header(f, &length, why, len);
+    char *text = npy_read_header(f, &major, &length, why, len);
     if (text == NULL)
         return;
-    const char *syntax = npy_parse_header(text, length, &h);
+    const char *syntax = npy_parse_header(text, length, major, &h);
     if (syntax != NULL)
         snprintf(why, len, "%s", syntax);
     else

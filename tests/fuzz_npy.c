@@ -35,6 +35,8 @@ static void check_accepted(const uint8_t *data, size_t size, const tensor *t)
         if (h[i] == '0' && i + 1 < length && h[i + 1] >= '0' && h[i + 1] <= '9'
             && (i == 0 || h[i - 1] < '0' || h[i - 1] > '9'))
             breach("a number with a leading zero");
+        if (data[6] == 3 && h[i] == 'L' && i > 0 && h[i - 1] >= '0' && h[i - 1] <= '9')
+            breach("a Python 2 long in a version 3.0 header");
     }
     if (size - prefix - length != tensor_count(t) * sizeof(float))
         breach("data size");

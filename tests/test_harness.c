@@ -506,6 +506,8 @@ Test(npy, what_python_refuses_is_refused)
     }
     expect_npy_shape(3, "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 1)}", 12,
                      2, 3, 1);
+    expect_npy_error(3, "{'descr': '<f4', 'fortran_order': False, 'shape': (3L,)}", 12,
+                     "malformed header: 'shape' is not a tuple of sizes");
 }
 
 Test(npy, header_lengths_that_cannot_be_right_are_named)
