@@ -23,7 +23,7 @@ resulting pipeline stream and writes pandoc Markdown:
   receipt is an error (exit status 1), so a broken weave fails the build.
 
 Chunk labels are "<prefix>.<n>": n counts the code chunks of one file from 1,
-the prefix comes from the file name (chNN_ -> NN, harness -> A, front -> F,
+the prefix comes from the file name (chNN_ -> NN, harness -> A, app_x -> X, front -> F,
 back -> B, anything else -> its stem).  Each file starts with an empty div
 `::: {.nw-file prefix="2" kind="chapter"}` that the Lua filter book.lua uses
 to number chapters (HTML) or to switch \\frontmatter, \\mainmatter, \\appendix
@@ -106,6 +106,8 @@ def file_prefix(path):
         return str(int(m.group(1))), "chapter"
     if stem.startswith("harness"):
         return "A", "appendix"
+    if stem.startswith("app_"):      # app_robustness -> R: chunk labels R.1, R.2 ...
+        return stem[4:5].upper(), "appendix"
     if stem.startswith("front"):
         return "F", "front"
     if stem.startswith("back"):
