@@ -20,18 +20,29 @@ CSTD        := -std=c17 -Wall -Wextra -Werror
 # -fvect-cost-model=dynamic: at -O2, GCC 12 vectorizes a loop of unknown
 # length only with this cost model; results are bit-identical either way.
 OPT         ?= -O2 -march=native -fvect-cost-model=dynamic
+# make check SAN=1: everything (library, programs, tests) rebuilt with
+# AddressSanitizer and UndefinedBehaviorSanitizer, leak detection on; any
+# report fails the run. A later plain make rebuilds without them.
+SAN         ?= 0
+ifeq ($(SAN),1)
+OPT         += -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+export ASAN_OPTIONS  := detect_leaks=1:allocator_may_return_null=1:abort_on_error=0
+export UBSAN_OPTIONS := print_stacktrace=1:halt_on_error=1
+export FA_SAN        := 1
+endif
 CPPFLAGS    := -I$(B)/L/kernels -I/usr/include/x86_64-linux-gnu/openblas-pthread
 CFLAGS      := $(CSTD) $(OPT) -g -MMD -MP
 LDLIBS      := -Wl,--as-needed -lopenblas -lpthread -lm
 TEST_LDLIBS := -lcriterion $(LDLIBS)
 
-# Book order: front matter, chapters, the harness appendix, back matter.
+# Book order: front matter, chapters, the harness appendix, other appendices
+# (app_*.nw), back matter.
 NW          := $(wildcard chapters/front.nw) $(sort $(wildcard chapters/ch*.nw)) \
                $(wildcard chapters/harness.nw) $(sort $(wildcard chapters/app_*.nw)) $(wildcard chapters/back.nw)
 TOOLS       := chapters/tools
 
 .PHONY: all tangle programs receipts figures html pdf check check-tangle \
-        check-unit check-cli clean help deps
+        check-unit check-cli check-valgrind fuzz clean help deps
 
 all: html pdf
 
@@ -42,6 +53,9 @@ help:
 	@echo "make receipts   run the programs; their output lands in $(B)/receipts/"
 	@echo "make html | pdf one of the two books"
 	@echo "make check      unit tests (Criterion), command-line tests, tangle check"
+	@echo "make check SAN=1  the same, built with AddressSanitizer + UBSan (leak detection on)"
+	@echo "make check-valgrind  every chapter program under valgrind memcheck (AVX2 build)"
+	@echo "make fuzz       fuzz the .npy reader for FUZZ_SECONDS (300) with libFuzzer (clang)"
 	@echo "make clean      remove everything built"
 
 # ---------------------------------------------------------------- tools
@@ -192,6 +206,33 @@ check-tangle: | $(B)/deps.stamp
 	@mkdir -p $(B)/check
 	@sh $(TOOLS)/tangle-check.sh $(NW) > $(B)/check/tangle.log.tmp 2>&1; rc=$$?; \
 	  cat $(B)/check/tangle.log.tmp; mv $(B)/check/tangle.log.tmp $(B)/check/tangle.log; exit $$rc
+
+# valgrind cannot run AVX-512: the programs are built again, for AVX2+FMA,
+# into $(B)/vg, straight from the #line-annotated sources.
+VG_OPT      := -std=c17 -O1 -g -mavx2 -mfma
+check-valgrind: $(B)/roots.mk
+	@mkdir -p $(B)/vg $(B)/check
+	@for p in $(PROGRAMS); do \
+	  $(CC) $(VG_OPT) -I$(B)/L/kernels $(filter-out -I$(B)/L/kernels,$(CPPFLAGS)) \
+	    -o $(B)/vg/$$p $(B)/L/tangled/$$p.c $(KERNEL_SRC:%=$(B)/L/%) $(LDLIBS) || exit 1; \
+	done
+	@echo "== valgrind"
+	@sh tests/valgrind_programs.sh $(B)/vg > $(B)/check/valgrind.log.tmp 2>&1; rc=$$?; \
+	  cat $(B)/check/valgrind.log.tmp; mv $(B)/check/valgrind.log.tmp $(B)/check/valgrind.log; exit $$rc
+
+# The .npy reader under libFuzzer, with ASan and UBSan, from the committed
+# corpus; new inputs go to $(B)/fuzz/corpus (the committed corpus is read only).
+FUZZ_SECONDS ?= 300
+FUZZ_CC     ?= clang
+$(B)/fuzz/fuzz_npy: tests/fuzz_npy.c $(KERNEL_SRC:%=$(B)/L/%) | $(B)/roots.mk
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -I$(B)/L/kernels \
+	  $(filter-out -I$(B)/L/kernels,$(CPPFLAGS)) -o $@ $(B)/L/tests/fuzz_npy.c \
+	  $(KERNEL_SRC:%=$(B)/L/%) $(LDLIBS)
+fuzz: $(B)/fuzz/fuzz_npy
+	@mkdir -p $(B)/fuzz/corpus
+	$(B)/fuzz/fuzz_npy -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	  -artifact_prefix=$(B)/fuzz/ $(B)/fuzz/corpus tests/fuzz_corpus
 
 FORCE:
 

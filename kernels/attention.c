@@ -53,6 +53,11 @@ bool attn_visible(const attn_params *p, size_t i, size_t j)
     return !p->causal || j <= i;
 }
 
+bool attn_row_sees_a_key(const attn_params *p, size_t i)
+{
+    return p->nk > 0 && attn_visible(p, i, i < p->nk ? i : p->nk - 1);
+}
+
 attn_tile_kind attn_tile_classify(const attn_params *p, size_t q0, size_t rows,
                                   size_t k0, size_t cols)
 {
@@ -163,9 +168,9 @@ static void reference_row(const attn_params *p, const float *qi, const double *k
     double m = -INFINITY, sum = 0.0;
     reference_scores(qi, keys_t, nk, d, (double)p->scale, row);
     for (size_t j = 0; j < nk; j++)
-        if (attn_visible(p, i, j)) m = fmax(m, row[j]);
+        if (attn_visible(p, i, j)) m = isnan(m) || isnan(row[j]) ? NAN : fmax(m, row[j]);
     for (size_t c = 0; c < d; c++) out[c] = 0.0;
-    if (m == -INFINITY) return;                 /* every key hidden: zeros */
+    if (!attn_row_sees_a_key(p, i)) return;     /* every key hidden: zeros */
     for (size_t j = 0; j < nk; j++) {
         if (!attn_visible(p, i, j)) continue;
         const double w = exp(row[j] - m);
@@ -244,7 +249,7 @@ void attn_online_update(size_t rows, size_t cols, size_t d, float *scores,
 {
     for (size_t r = 0; r < rows; r++) {
         float *s = scores + r * cols, *a = acc + r * d;
-        const float m_new = fmaxf(m[r], block_max(s, cols));
+        const float m_new = max_keeping_nan(m[r], block_max(s, cols));
         if (m_new == -INFINITY) continue;           /* nothing visible yet */
         const float alpha = expf(m[r] - m_new);     /* e^{m_old - m_new} */
         l[r] = alpha * l[r] + attn_exp_row(s, cols, m_new);
@@ -284,13 +289,19 @@ static void start_query_block(tile_workspace *w, size_t rows, size_t d)
     memset(w->acc, 0, rows * d * sizeof *w->acc);
 }
 
-static void finish_query_block(const tile_workspace *w, size_t rows, size_t d, float *o)
+static void finish_query_block(const attn_params *p, size_t q0, const tile_workspace *w,
+                               size_t rows, float *o)
 {
+    const size_t d = p->d;
     for (size_t r = 0; r < rows; r++) {
         float *restrict out = o + r * d;
         const float *restrict a = w->acc + r * d;
         const float l = w->l[r];
-        if (w->m[r] == -INFINITY) { memset(out, 0, d * sizeof *out); continue; }
+        if (w->m[r] == -INFINITY) {
+            const float empty = attn_row_sees_a_key(p, q0 + r) ? NAN : 0.0f;
+            for (size_t c = 0; c < d; c++) out[c] = empty;
+            continue;
+        }
         for (size_t c = 0; c < d; c++) out[c] = a[c] / l;
     }
 }
@@ -327,7 +338,7 @@ static void tiled_one_head(const attn_params *p, const float *q, const float *k,
         const size_t rows = min_size(p->block_q, p->nq - q0);
         start_query_block(w, rows, p->d);
         visit_key_tiles(p, q + q0 * p->d, q0, rows, k, v, w, st, update);
-        finish_query_block(w, rows, p->d, o + q0 * p->d);
+        finish_query_block(p, q0, w, rows, o + q0 * p->d);
     }
 }
 

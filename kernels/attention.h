@@ -40,6 +40,8 @@ double max_abs_diff_fd(const float *a, const double *b, size_t count);
 const char *attn_params_problem(const attn_params *p);
 /* may query i see key j? */
 bool attn_visible(const attn_params *p, size_t i, size_t j);
+/* does query i see any key at all? */
+bool attn_row_sees_a_key(const attn_params *p, size_t i);
 
 typedef enum { ATTN_TILE_SKIPPED, ATTN_TILE_FULL, ATTN_TILE_MASKED } attn_tile_kind;
 /* the tile of query rows q0..q0+rows-1 and key rows k0..k0+cols-1 */

@@ -482,7 +482,7 @@ static void write_curve_file(const char *dir, const ladder_profile *p)
         const ladder_level *l = &p->level[k];
         fprintf(f, "%zu %s %zu\n", l->capacity, l->name, l->probe);
     }
-    fclose(f);
+    data_close(f);
 }
 
 typedef struct {
@@ -528,7 +528,7 @@ static void write_machine_file(const char *dir, const ladder_profile *p)
         fprintf(f, "level%d = %s %zu %zu %.17g %.17g %.17g\n", k, l->name,
                 l->capacity, l->probe, l->gbs_one, l->gbs_all, l->latency_ns);
     }
-    fclose(f);
+    data_close(f);
 }
 
 void ladder_write(const char *dir, const ladder_profile *p)

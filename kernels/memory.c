@@ -6,8 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include "memory.h"
+#include "options.h"
 #include "report.h"
 void bookkeeping_out_of_memory(void)
 {
@@ -55,17 +57,112 @@ size_t fa_physical_memory(void)
     return (size_t)pages * (size_t)page_size;
 }
 
-static void fa_refuse_if_too_big(size_t bytes)
+static size_t read_number_after(const char *path, const char *label)
 {
-    size_t physical = fa_physical_memory();
-    size_t live = fa_bytes_live();
-    if (physical == 0 || (bytes <= physical && live <= physical - bytes))
+    FILE *f = fopen(path, "r");
+    if (f == NULL) return SIZE_MAX;
+    char line[256];
+    unsigned long long value = 0;
+    bool found = false;
+    size_t n = strlen(label);
+    while (!found && fgets(line, sizeof line, f) != NULL)
+        found = strncmp(line, label, n) == 0 && sscanf(line + n, "%llu", &value) == 1;
+    fclose(f);
+    return found && value <= SIZE_MAX ? (size_t)value : SIZE_MAX;
+}
+
+static size_t kib_to_bytes(size_t kib)
+{
+    return kib == SIZE_MAX || kib > SIZE_MAX / 1024 ? SIZE_MAX : kib * 1024;
+}
+
+static size_t address_space_left(void)
+{
+    struct rlimit limit;
+    if (getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY)
+        return SIZE_MAX;
+    size_t used = kib_to_bytes(read_number_after("/proc/self/status", "VmSize:"));
+    if (used == SIZE_MAX) used = 0;
+    return limit.rlim_cur > used ? (size_t)(limit.rlim_cur - used) : 0;
+}
+
+static size_t cgroup_room(const char *dir, const char *limit_file, const char *usage_file)
+{
+    char path[4096 + 64];   /* a directory name of up to 4096 bytes, a file name */
+    snprintf(path, sizeof path, "%s/%s", dir, limit_file);
+    size_t limit = read_number_after(path, "");
+    snprintf(path, sizeof path, "%s/%s", dir, usage_file);
+    size_t usage = read_number_after(path, "");
+    if (limit == SIZE_MAX) return SIZE_MAX;
+    if (usage == SIZE_MAX) usage = 0;
+    return limit > usage ? limit - usage : 0;
+}
+
+static size_t cgroup_room_along(const char *mount, const char *group,
+                                const char *limit_file, const char *usage_file)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s%s", mount, group);
+    size_t least = SIZE_MAX;
+    for (;;) {
+        size_t room = cgroup_room(dir, limit_file, usage_file);
+        if (room < least) least = room;
+        char *slash = strrchr(dir, '/');
+        if (slash == NULL || (size_t)(slash - dir) < strlen(mount)) return least;
+        *slash = '\0';
+    }
+}
+
+static size_t cgroup_memory_room(void)
+{
+    FILE *f = fopen("/proc/self/cgroup", "r");
+    if (f == NULL) return SIZE_MAX;
+    char line[4096];
+    size_t least = SIZE_MAX, room = SIZE_MAX;
+    while (fgets(line, sizeof line, f) != NULL) {
+        line[strcspn(line, "\n")] = '\0';
+        if (strncmp(line, "0::", 3) == 0)
+            room = cgroup_room_along("/sys/fs/cgroup", line + 3, "memory.max", "memory.current");
+        else if (strstr(line, ":memory:") != NULL)
+            room = cgroup_room_along("/sys/fs/cgroup/memory", strstr(line, ":memory:") + 8,
+                                     "memory.limit_in_bytes", "memory.usage_in_bytes");
+
+        if (room < least) least = room;
+    }
+    fclose(f);
+    return least;
+}
+
+size_t fa_memory_available(void)
+{
+    size_t least = kib_to_bytes(read_number_after("/proc/meminfo", "MemAvailable:"));
+    size_t cgroup = cgroup_memory_room(), address = address_space_left();
+    if (cgroup < least) least = cgroup;
+    if (address < least) least = address;
+    return least;
+}
+
+void fa_require(size_t bytes, const char *what)
+{
+    size_t available = fa_memory_available();
+    if (bytes <= available)
         return;
     char need[32], have[32];
-    fprintf(stderr, "error: this needs %s but the machine has %s of memory\n",
-            fmt_bytes(need, (double)live + (double)bytes),
-            fmt_bytes(have, (double)physical));
-    exit(2);
+    die_line("%s needs %s of memory, but only %s is available (the least of "
+             "MemAvailable, the cgroup's limit and ulimit -v)", what,
+             fmt_bytes(need, (double)bytes), fmt_bytes(have, (double)available));
+}
+
+static void fa_refuse_if_too_big(size_t bytes)
+{
+    if (bytes < ((size_t)1 << 20))
+        return;
+    size_t available = fa_memory_available();
+    if (bytes <= available)
+        return;
+    char need[32], have[32];
+    die_line("this needs %s more but only %s of memory is available",
+             fmt_bytes(need, (double)bytes), fmt_bytes(have, (double)available));
 }
 
 static void fa_out_of_memory(size_t bytes)

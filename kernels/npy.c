@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -16,11 +17,14 @@
 #error "npy.c writes .npy data in host order, which must be little-endian"
 #endif
 
-typedef struct { const char *at, *end; } npy_cursor;
+typedef struct {
+    const char *at, *end;
+    bool python2_longs;    /* versions 1 and 2 may write 3L for 3 */
+} npy_cursor;
 
 static void npy_skip_space(npy_cursor *c)
 {
-    while (c->at < c->end && isspace((unsigned char)*c->at))
+    while (c->at < c->end && (*c->at == ' ' || *c->at == '\t' || *c->at == '\n'))
         c->at++;
 }
 
@@ -47,6 +51,8 @@ static bool npy_quoted(npy_cursor *c, char *text, size_t capacity)
     char quote = *c->at++;
     size_t n = 0;
     while (c->at < c->end && *c->at != quote) {
+        if (*c->at == '\n' || *c->at == '\\')
+            return false;
         if (n + 1 < capacity)
             text[n++] = *c->at;
         c->at++;
@@ -76,13 +82,15 @@ static bool npy_dimension(npy_cursor *c, size_t *value)
     npy_skip_space(c);
     if (c->at == c->end || !isdigit((unsigned char)*c->at))
         return false;
+    if (*c->at == '0' && c->at + 1 < c->end && isdigit((unsigned char)c->at[1]))
+        return false;
     for (*value = 0; c->at < c->end && isdigit((unsigned char)*c->at); c->at++) {
         size_t digit = (size_t)(*c->at - '0');
         if (__builtin_mul_overflow(*value, 10, value)
             || __builtin_add_overflow(*value, digit, value))
             return false;
     }
-    c->at += c->at < c->end && *c->at == 'L';
+    c->at += c->python2_longs && c->at < c->end && *c->at == 'L';
     return true;
 }
 
@@ -110,9 +118,10 @@ typedef struct {
     bool   has_descr, has_order, has_shape;
 } npy_header;
 
-static const char *npy_parse_header(const char *text, size_t length, npy_header *h)
+static const char *npy_parse_header(const char *text, size_t length, int major,
+                                    npy_header *h)
 {
-    npy_cursor c = { text, text + length };
+    npy_cursor c = { text, text + length, major < 3 };
     *h = (npy_header){ .ndim = 0 };
     if (!npy_take(&c, '{'))
         return "the header is not a dictionary";
@@ -154,27 +163,39 @@ static void npy_check_header(const npy_header *h, char *why, size_t len)
         snprintf(why, len, "the array has %d dimensions; need 1 to 4", h->ndim);
 }
 
-static char *npy_read_header(FILE *f, size_t *length, char *why, size_t len)
+static char *npy_read_header(FILE *f, int *major, size_t *length, char *why, size_t len)
 {
     unsigned char prefix[8], size[4] = { 0, 0, 0, 0 };
     if (fread(prefix, 1, 8, f) != 8 || memcmp(prefix, "\x93NUMPY", 6) != 0) {
         snprintf(why, len, "not a .npy file (bad magic)");
         return NULL;
     }
-    if ((prefix[6] != 1 && prefix[6] != 2) || prefix[7] != 0) {
-        snprintf(why, len, "unsupported .npy version %d.%d (need 1.0 or 2.0)",
+    if (prefix[6] < 1 || prefix[6] > 3 || prefix[7] != 0) {
+        snprintf(why, len, "unsupported .npy version %d.%d (need 1.0, 2.0 or 3.0)",
                  prefix[6], prefix[7]);
         return NULL;
     }
+    *major = prefix[6];
+    enum { NPY_MAX_HEADER = 65536 };
     size_t width = prefix[6] == 1 ? 2 : 4;
     if (fread(size, 1, width, f) != width) {
         snprintf(why, len, "truncated header");
         return NULL;
     }
     *length = size[0] | (size_t)size[1] << 8 | (size_t)size[2] << 16 | (size_t)size[3] << 24;
-    char *text = *length <= (1u << 20) ? malloc(*length + 1) : NULL;
-    if (text == NULL || fread(text, 1, *length, f) != *length) {
-        snprintf(why, len, text ? "truncated header" : "header too long");
+    if (*length > NPY_MAX_HEADER) {
+        snprintf(why, len, "the header length %zu is over the 64 KiB limit", *length);
+        return NULL;
+    }
+    char *text = bookkeeping_alloc(*length + 1);
+    if (fread(text, 1, *length, f) != *length)
+        snprintf(why, len, "truncated header");
+    else if (*length == 0 || text[*length - 1] != '\n')
+        snprintf(why, len, "the header does not end in a newline "
+                 "(is its length field right?)");
+    else if (memchr(text, '\0', *length) != NULL)
+        snprintf(why, len, "malformed header: it contains a NUL byte");
+    if (why[0] != '\0') {
         free(text);
         return NULL;
     }
@@ -220,11 +241,12 @@ static int npy_check_data_size(FILE *f, const npy_header *h, char *why, size_t l
 static void npy_load(FILE *f, tensor *t, char *why, size_t len)
 {
     size_t length = 0;
+    int major = 0;
     npy_header h;
-    char *text = npy_read_header(f, &length, why, len);
+    char *text = npy_read_header(f, &major, &length, why, len);
     if (text == NULL)
         return;
-    const char *syntax = npy_parse_header(text, length, &h);
+    const char *syntax = npy_parse_header(text, length, major, &h);
     if (syntax != NULL)
         snprintf(why, len, "%s", syntax);
     else
@@ -240,14 +262,35 @@ static void npy_load(FILE *f, tensor *t, char *why, size_t len)
     free(text);
 }
 
+static FILE *npy_open_regular(const char *path, char *why, size_t len)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        snprintf(why, len, "cannot open: %s", strerror(errno));
+        if (fd >= 0) close(fd);
+        return NULL;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(why, len, "not a regular file");
+        close(fd);
+        return NULL;
+    }
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    FILE *f = fdopen(fd, "rb");
+    if (f == NULL) {
+        snprintf(why, len, "cannot open: %s", strerror(errno));
+        close(fd);
+    }
+    return f;
+}
+
 int npy_read(const char *path, tensor *out, char *err, size_t errlen)
 {
     char why[200] = "";
     tensor t = { 0 };
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        snprintf(why, sizeof why, "cannot open: %s", strerror(errno));
-    else {
+    FILE *f = npy_open_regular(path, why, sizeof why);
+    if (f != NULL) {
         npy_load(f, &t, why, sizeof why);
         fclose(f);
     }
@@ -307,31 +350,64 @@ static int npy_write_temporary(char *tmp, const char *path, const tensor *t,
     int fd = mkstemp(tmp);
     if (fd < 0) {
         snprintf(err, errlen, "%s: cannot create %s: %s", path, tmp, strerror(errno));
+        tmp[0] = '\0';
         return -1;
     }
     int failure = npy_write_fd(fd, t);
-    if (failure == 0 && rename(tmp, path) != 0)
-        failure = errno;
     if (failure == 0)
         return 0;
     unlink(tmp);
+    tmp[0] = '\0';
     snprintf(err, errlen, "%s: cannot write: %s", path, strerror(failure));
     return -1;
 }
 
+static int npy_check_target(const char *path, char *err, size_t errlen)
+{
+    struct stat st;
+    if (stat(path, &st) != 0 || S_ISREG(st.st_mode))
+        return 0;
+    snprintf(err, errlen, "%s: not a regular file; refusing to replace it", path);
+    return -1;
+}
+
+int npy_write_all(size_t n, const char *const paths[], const tensor *const ts[],
+                  char *err, size_t errlen)
+{
+    char **temporaries = bookkeeping_alloc(n * sizeof *temporaries);
+    size_t written = 0;
+    int status = 0;
+    for (; written < n && status == 0; written++) {
+        const char *path = paths[written];
+        if (ts[written]->ndim < 1 || ts[written]->ndim > 4) {
+            snprintf(err, errlen, "%s: a tensor has 1 to 4 dimensions, not %d", path,
+                     ts[written]->ndim);
+            status = -1;
+        } else
+            status = npy_check_target(path, err, errlen);
+        if (asprintf(&temporaries[written], "%s.tmp.XXXXXX", path) < 0)
+            bookkeeping_out_of_memory();
+        if (status == 0)
+            status = npy_write_temporary(temporaries[written], path, ts[written], err, errlen);
+        else
+            temporaries[written][0] = '\0';
+    }
+    for (size_t i = 0; i < written && status == 0; i++)
+        if (rename(temporaries[i], paths[i]) != 0) {
+            snprintf(err, errlen, "%s: cannot write: %s", paths[i], strerror(errno));
+            status = -1;
+        } else
+            temporaries[i][0] = '\0';
+    for (size_t i = 0; i < written; i++)
+        if (temporaries[i][0] != '\0') unlink(temporaries[i]);
+    for (size_t i = 0; i < written; i++) free(temporaries[i]);
+    free(temporaries);
+    return status;
+}
+
 int npy_write(const char *path, const tensor *t, char *err, size_t errlen)
 {
-    if (t->ndim < 1 || t->ndim > 4) {
-        snprintf(err, errlen, "%s: a tensor has 1 to 4 dimensions, not %d", path,
-                 t->ndim);
-        return -1;
-    }
-    size_t length = strlen(path) + sizeof ".tmp.XXXXXX";
-    char *temporary = bookkeeping_alloc(length);
-    snprintf(temporary, length, "%s.tmp.XXXXXX", path);
-    int status = npy_write_temporary(temporary, path, t, err, errlen);
-    free(temporary);
-    return status;
+    return npy_write_all(1, &path, &t, err, errlen);
 }
 
 tensor npy_read_or_exit(const char *program, const char *path)
@@ -345,8 +421,27 @@ tensor npy_read_or_exit(const char *program, const char *path)
 
 void npy_write_or_exit(const char *program, const char *path, const tensor *t)
 {
+    npy_write_all_or_exit(program, 1, &path, &t);
+}
+
+void npy_write_all_or_exit(const char *program, size_t n, const char *const paths[],
+                           const tensor *const ts[])
+{
     char err[512];
-    if (npy_write(path, t, err, sizeof err) != 0)
+    if (npy_write_all(n, paths, ts, err, sizeof err) != 0)
         die_usage(program, "%s", err);
+}
+
+void npy_refuse_same_file(const char *program, const char *out,
+                          const char *const inputs[], size_t n)
+{
+    struct stat o, in;
+    if (out == NULL || stat(out, &o) != 0)
+        return;
+    for (size_t i = 0; i < n; i++)
+        if (inputs[i] != NULL && stat(inputs[i], &in) == 0
+            && in.st_dev == o.st_dev && in.st_ino == o.st_ino)
+            die_usage(program, "the output %s is the input %s; refusing to "
+                      "overwrite it", out, inputs[i]);
 }
 

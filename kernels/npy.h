@@ -5,7 +5,15 @@
 #include "tensor.h"
 int    npy_read(const char *path, tensor *out, char *err, size_t errlen);
 int    npy_write(const char *path, const tensor *t, char *err, size_t errlen);
+/* writes n files, all or none: on failure no target has changed */
+int    npy_write_all(size_t n, const char *const paths[], const tensor *const ts[],
+                     char *err, size_t errlen);
 tensor npy_read_or_exit(const char *program, const char *path);
 void   npy_write_or_exit(const char *program, const char *path, const tensor *t);
+void   npy_write_all_or_exit(const char *program, size_t n, const char *const paths[],
+                             const tensor *const ts[]);
+/* exits 2 if OUT is the same file as one of the n INPUTS (same device and inode) */
+void   npy_refuse_same_file(const char *program, const char *out,
+                            const char *const inputs[], size_t n);
 
 #endif

@@ -5,11 +5,16 @@ online_stats online_start(void)
 {
     return (online_stats){ .max = -INFINITY, .sum = 0.0f };
 }
+float max_keeping_nan(float a, float b)
+{
+    return isnan(a) || isnan(b) ? NAN : fmaxf(a, b);
+}
+
 float block_max(const float *x, size_t count)
 {
     float m = -INFINITY;
     for (size_t i = 0; i < count; i++)
-        m = fmaxf(m, x[i]);
+        m = max_keeping_nan(m, x[i]);
     return m;
 }
 
@@ -22,7 +27,7 @@ float sum_exp_below(const float *x, size_t count, float m)
 }
 float online_absorb(online_stats *s, const float *x, size_t count)
 {
-    float new_max = fmaxf(s->max, block_max(x, count));
+    float new_max = max_keeping_nan(s->max, block_max(x, count));
     if (new_max == -INFINITY)
         return 1.0f;
     float correction = expf(s->max - new_max);

@@ -1,22 +1,51 @@
 /* options.c — command-line options and usage errors. Tangled from chapters/harness.nw; edit that file. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "memory.h"
 #include "options.h"
 #include "report.h"
+void fputs_escaped(const char *text, FILE *f)
+{
+    for (const unsigned char *c = (const unsigned char *)text; *c != '\0'; c++) {
+        if (*c == '\n') fputs("\\n", f);
+        else if (*c == '\t') fputs("\\t", f);
+        else if (*c < 0x20 || *c == 0x7f) fprintf(f, "\\x%02x", *c);
+        else fputc(*c, f);
+    }
+}
+
+_Noreturn static void die_line_v(const char *program, const char *fmt, va_list args)
+{
+    char *message;
+    if (vasprintf(&message, fmt, args) < 0)
+        bookkeeping_out_of_memory();
+    if (program != NULL)
+        fprintf(stderr, "%s: ", program);
+    fputs("error: ", stderr);
+    fputs_escaped(message, stderr);
+    fputc('\n', stderr);
+    free(message);
+    exit(2);
+}
+
 void die_usage(const char *program, const char *fmt, ...)
 {
     va_list args;
     va_start(args, fmt);
-    fprintf(stderr, "%s: error: ", program);
-    vfprintf(stderr, fmt, args);
-    fputc('\n', stderr);
-    va_end(args);
-    exit(2);
+    die_line_v(program, fmt, args);
+}
+
+void die_line(const char *fmt, ...)
+{
+    va_list args;
+    va_start(args, fmt);
+    die_line_v(NULL, fmt, args);
 }
 
 static const char *option_meta(const option *o)
@@ -75,6 +104,14 @@ static void print_usage(const char *program, const char *summary,
     printf("  %-*s  %s\n", width, "--help", "show this help and exit");
 }
 
+void finish_stdout(const char *program)
+{
+    errno = 0;
+    if (fflush(stdout) != 0 || ferror(stdout))
+        die_usage(program, "cannot write the output: %s",
+                  strerror(errno ? errno : EIO));
+}
+
 static void set_int_option(const char *program, const option *o, const char *value)
 {
     char *end;
@@ -102,6 +139,16 @@ static void set_double_option(const char *program, const option *o, const char *
     *(double *)o->target = v;
 }
 
+static void require_standard_streams(const char *program)
+{
+    if (fcntl(2, F_GETFD) < 0)
+        exit(2);
+    if (fcntl(0, F_GETFD) < 0 && open("/dev/null", O_RDONLY) != 0)
+        exit(2);
+    if (fcntl(1, F_GETFD) < 0)
+        die_usage(program, "standard output is closed");
+}
+
 static const option *find_option(const option opts[], size_t count,
                                  const char *name, size_t length)
 {
@@ -114,9 +161,11 @@ static const option *find_option(const option opts[], size_t count,
 void options_parse(int argc, char **argv, const char *program, const char *summary,
                    const option opts[], size_t count)
 {
+    require_standard_streams(program);
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             print_usage(program, summary, opts, count);
+            finish_stdout(program);
             exit(0);
         }
     for (int i = 1; i < argc; i++) {
@@ -139,6 +188,8 @@ void options_parse(int argc, char **argv, const char *program, const char *summa
             value = argv[++i];
         if (value == NULL)
             die_usage(program, "option --%s needs a value", o->name);
+        if (value[0] == '\0')
+            die_usage(program, "option --%s needs a value, not an empty string", o->name);
         if (o->kind == OPT_INT)
             set_int_option(program, o, value);
         else if (o->kind == OPT_DOUBLE)

@@ -1,10 +1,12 @@
 /* report.c — number formats, reports and tables. Tangled from chapters/harness.nw; edit that file. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include "memory.h"
+#include "options.h"
 #include "report.h"
 const char *fmt_num(char buf[32], double x)
 {
@@ -494,7 +496,13 @@ void report_finish(report *r, FILE *out)
         print_json(out, r);
     else
         print_text(out, r);
-    fflush(out);
+    errno = 0;
+    bool failed = fflush(out) != 0 || ferror(out);
+    int failure = errno ? errno : EIO;
+    char program[64];
+    snprintf(program, sizeof program, "%s", r->program);
     report_free(r);
+    if (failed)
+        die_usage(program, "cannot write the report: %s", strerror(failure));
 }
 

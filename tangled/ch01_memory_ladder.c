@@ -205,6 +205,7 @@ int main(int argc, char **argv)
         die_usage("ch01_memory_ladder", "%ld MiB x %ld threads is more than "
                   "half of this machine's %zu MiB", max_mib, threads,
                   fa_physical_memory() >> 20);
+    fa_require(fa_mul(max_bytes, (size_t)threads), "the probe buffers");
     report *r = report_new("ch01_memory_ladder", json);
     attention_shape shape = { (size_t)seq, (size_t)heads, (size_t)dim };
     report_part(r, "PART 1  The score matrix of naive attention: arithmetic, "

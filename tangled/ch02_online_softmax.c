@@ -143,7 +143,7 @@ static void write_rebase_data(const char *dir, const stream_step steps[], size_t
                     ? expf(walkthrough_logits[j] - steps[b].running_max) : 0.0f);
         fprintf(f, "\n");
     }
-    fclose(f);
+    data_close(f);
 }
 
 static void write_firing_data(const char *dir, const stream_step steps[], size_t blocks)
@@ -154,7 +154,7 @@ static void write_firing_data(const char *dir, const stream_step steps[], size_t
         fprintf(f, "%zu %.6f %.6f %.6f %d\n", b, steps[b].block_max,
                 steps[b].running_max, b == 0 ? 1.0f : steps[b].correction,
                 b > 0 && steps[b].raised);
-    fclose(f);
+    data_close(f);
 }
 
 static float *reference_logits(unsigned long seed)

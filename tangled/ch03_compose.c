@@ -578,11 +578,11 @@ static void write_histogram(const char *dir, const tensor *x)
             }
         fprintf(f, "%.1f %ld %ld\n", b + 0.5, finite, over);
     }
-    fclose(f);
+    data_close(f);
     FILE *l = data_file(dir, "ch03_limits.dat");
     fprintf(l, "# fp16 exp overflows past, largest logit, fp32 exp overflows past\n");
     fprintf(l, "%.4f\n%.4f\n%.4f\n", log(65504.0), hi, log((double)FLT_MAX));
-    fclose(l);
+    data_close(l);
 }
 
 static void write_block_sweep(const char *dir, const tensor *x)
@@ -595,7 +595,7 @@ static void write_block_sweep(const char *dir, const tensor *x)
         fprintf(f, "%zu %.4f %.4f\n", b, check_online(x, b).error / PROB_ULP, two_pass);
         if (b == n) break;
     }
-    fclose(f);
+    data_close(f);
 }
 
 typedef struct {
@@ -630,6 +630,9 @@ static ch03_options parse_options(int argc, char **argv)
 int main(int argc, char **argv)
 {
     ch03_options o = parse_options(argc, argv);
+    fa_require(fa_mul(fa_mul((size_t)o.rows, (size_t)o.cols), 2 * sizeof(float))
+                   + fa_mul((size_t)o.cols, 32),
+               "the logits and their working rows");
     tensor x = make_logits((unsigned long)o.seed, (size_t)o.rows, (size_t)o.cols,
                            o.scale);
     report *r = report_new("ch03_compose", o.json);

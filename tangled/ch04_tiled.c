@@ -18,6 +18,7 @@ static void fact_count(report *r, const char *key, const char *label, const char
                        size_t count);
 
 static size_t min_block(size_t n);
+static size_t ch04_seeded_bytes(const attn_params *p);
 static void save_inputs(const char *dir, const tensor qkv[3]);
 static void write_seeded_output(const ch04_options *o, const attn_params *p,
                                 const tensor qkv[3]);
@@ -88,7 +89,10 @@ static void check_shapes(const tensor *q, const tensor *k, const tensor *v)
     if (q->ndim < 2 || q->ndim > 4)
         die_usage(PROGRAM, "--q has shape %s; expected (n, d), (h, n, d) "
                   "or (b, h, n, d)", shape_text(q, a));
-    if (k->ndim != q->ndim || !same_leading_dims(q, k))
+    if (k->ndim != q->ndim)
+        die_usage(PROGRAM, "--q %s and --k %s have different numbers of dimensions",
+                  shape_text(q, a), shape_text(k, b));
+    if (!same_leading_dims(q, k))
         die_usage(PROGRAM, "--q %s and --k %s disagree in batch or heads",
                   shape_text(q, a), shape_text(k, b));
     if (!same_shape(k, v))
@@ -158,6 +162,8 @@ static void run_on_files(const ch04_options *o, report *r)
 {
     if (!o->q_path || !o->k_path || !o->v_path || !o->out_path)
         die_usage(PROGRAM, "--q, --k, --v and --out go together");
+    npy_refuse_same_file(PROGRAM, o->out_path,
+                         (const char *const[]){ o->q_path, o->k_path, o->v_path }, 3);
     tensor q = npy_read_or_exit(PROGRAM, o->q_path),
            k = npy_read_or_exit(PROGRAM, o->k_path),
            v = npy_read_or_exit(PROGRAM, o->v_path);
@@ -259,11 +265,23 @@ attn_params ch04_seeded_params(const ch04_options *o)
     return p;
 }
 
+static size_t ch04_seeded_bytes(const attn_params *p)
+{
+    const size_t problems = fa_mul(p->batch, p->heads);
+    const size_t q = fa_mul(fa_mul(problems, p->nq), p->d);
+    const size_t kv = fa_mul(fa_mul(problems, p->nk), p->d);
+    const size_t rows = min_block(p->nq), cols = min_block(p->nk);
+    return fa_mul(q, sizeof(float) * 2 + sizeof(double)) + fa_mul(kv, 2 * sizeof(float))
+         + fa_mul(fa_mul(p->nk, p->d + 1), sizeof(double))
+         + fa_mul(fa_mul(rows, cols) + fa_mul(rows + cols, p->d), sizeof(float));
+}
+
 static void run_on_seeded_inputs(const ch04_options *o, report *r)
 {
     const attn_params p = ch04_seeded_params(o);
     tensor qkv[3];
     ch04_run runs[CH04_RUNS];
+    fa_require(ch04_seeded_bytes(&p), "the seeded run");
     ch04_draw_inputs(&p, (uint32_t)o->seed, qkv);
     if (o->save_dir) save_inputs(o->save_dir, qkv);
     ch04_measure(o, &p, qkv, runs);
@@ -277,12 +295,12 @@ static void run_on_seeded_inputs(const ch04_options *o, report *r)
 static void save_inputs(const char *dir, const tensor qkv[3])
 {
     static const char *const names[3] = { "q.npy", "k.npy", "v.npy" };
-    fclose(data_file(dir, names[0]));          /* creates DIR, or exits with a reason */
-    for (int t = 0; t < 3; t++) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s", dir, names[t]);
-        npy_write_or_exit(PROGRAM, path, &qkv[t]);
-    }
+    char paths[3][4096];
+    data_directory(dir);                       /* creates DIR, or exits with a reason */
+    for (int t = 0; t < 3; t++)
+        snprintf(paths[t], sizeof paths[t], "%s/%s", dir, names[t]);
+    npy_write_all_or_exit(PROGRAM, 3, (const char *const[]){ paths[0], paths[1], paths[2] },
+                          (const tensor *const[]){ &qkv[0], &qkv[1], &qkv[2] });
 }
 
 static void write_seeded_output(const ch04_options *o, const attn_params *p,
@@ -401,7 +419,7 @@ static void write_blocks_data(const char *dir, const ch04_run runs[CH04_RUNS])
                 st->tiles_skipped, st->tiles_masked, st->peak_tile_bytes,
                 runs[i].max_error);
     }
-    fclose(f);
+    data_close(f);
 }
 
 static float walk_score(const float *q, const float *k, size_t d, float scale)
@@ -446,14 +464,14 @@ static void write_walk_data(const char *dir, const attn_params *p,
     for (size_t b = 0; b < blocks_q; b++)
         for (size_t c = 0; c < blocks_k; c++)
             fprintf(f, "%zu %zu %d\n", b, c, b == row / p->block_q);
-    fclose(f);
+    data_close(f);
     f = data_file(dir, "ch04_walk.dat");
     fprintf(f, "# query row %zu (query block %zu): key_block m l alpha acc0\n",
             row, row / p->block_q);
     for (size_t b = 0; b < blocks_k; b++)
         fprintf(f, "%zu %.9g %.9g %.9g %.9g\n", steps[b].key_block, steps[b].m,
                 steps[b].l, steps[b].alpha, steps[b].acc0);
-    fclose(f);
+    data_close(f);
     fa_free(steps);
 }
 

@@ -41,6 +41,11 @@ ch05_problem ch05_problem_new(const ch05_options *o)
     const size_t n = (size_t)o->seq;
     ch05_problem pr = { .p = attn_default((size_t)o->batch, (size_t)o->heads, n, n,
                                           (size_t)o->dim) };
+    const size_t values = fa_mul(fa_mul((size_t)o->batch, (size_t)o->heads),
+                                 fa_mul(n, (size_t)o->dim));
+    fa_require(fa_mul(values, 4 * sizeof(float) + 2 * sizeof(double))
+                   + fa_mul(fa_mul(n, (size_t)o->dim + 1), sizeof(double)),
+               "the inputs, outputs and references");
     draw_inputs(&pr.p, (uint32_t)o->seed, pr.qkv);
     pr.count = tensor_count(&pr.qkv[0]);
     pr.exact = fa_alloc(fa_mul(pr.count, sizeof(double)));
@@ -140,7 +145,7 @@ static void write_sweep(ch05_problem *pr, const char *dir)
         const double unrescaled = ch05_tiled_error(pr, &p, ch05_update_unrescaled, NULL);
         fprintf(f, "%zu %.6e %.6e %.6e\n", b, tiled, window, unrescaled);
     }
-    fclose(f);
+    data_close(f);
 }
 
 static void report_results(const ch05_options *o, const ch05_problem *pr,

@@ -306,12 +306,9 @@ static void refuse_what_cannot_fit(const ch06_settings *s, size_t n)
     size_t heads = (size_t)s->heads, d = (size_t)s->dim;
     size_t need = score_matrix_bytes(heads, n, FP32_BYTES)
                 + qkvo_bytes(heads, n, d, FP32_BYTES);
-    size_t have = fa_physical_memory();
-    char a[32], b[32];
-    if (have != 0 && need > have)
-        die_usage("ch06_memory", "n = %zu needs %s for the naive path; "
-                  "this machine has %s", n, fmt_bytes(a, (double)need),
-                  fmt_bytes(b, (double)have));
+    char what[64];
+    snprintf(what, sizeof what, "the naive path at n = %zu", n);
+    fa_require(need, what);
 }
 
 memory_row measure_row(const ch06_settings *s, size_t n)
@@ -511,7 +508,7 @@ static void write_measured(const char *dir, const memory_row *rows, size_t count
         fprintf(f, "%zu %.6f %.6f %.6f %.6f\n", rows[i].n, rows[i].naive.fa_peak / MIB,
                 rows[i].naive.rss_peak / MIB, rows[i].tiled.fa_peak / MIB,
                 rows[i].tiled.rss_peak / MIB);
-    if (fclose(f) != 0) die_usage("ch06_memory", "cannot write ch06_measured.dat");
+    data_close(f);
 }
 
 static void formula_line(FILE *f, const ch06_settings *s, size_t n)
@@ -532,7 +529,7 @@ static void write_formulas(const char *dir, const ch06_settings *s, size_t small
                " (MiB)\n");
     for (size_t n = smallest; n <= 131072; n *= 2)
         formula_line(f, s, n);
-    if (fclose(f) != 0) die_usage("ch06_memory", "cannot write ch06_formulas.dat");
+    data_close(f);
 }
 
 static ch06_settings read_settings(int argc, char **argv)

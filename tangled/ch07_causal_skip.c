@@ -176,7 +176,7 @@ static void write_tile_map(const char *dir, size_t n, size_t block)
             tile_state state = causal_tile_state(a * block, q1, b * block, k1);
             fprintf(f, "%zu %zu %d\n", a, b, (int)state);
         }
-    if (fclose(f) != 0) die_usage("ch07_causal_skip", "cannot write ch07_tilemap.dat");
+    data_close(f);
 }
 
 static ch07_settings read_skip_settings(int argc, char **argv)
@@ -246,6 +246,12 @@ static void closed_form_facts(report *r, bool holds)
 int main(int argc, char **argv)
 {
     ch07_settings s = read_skip_settings(argc, argv);
+    const size_t values = fa_mul((size_t)s.heads, fa_mul((size_t)s.seq, (size_t)s.dim));
+    const size_t widest = BLOCKS[BLOCK_COUNT - 1] < (size_t)s.seq
+                        ? BLOCKS[BLOCK_COUNT - 1] : (size_t)s.seq;
+    fa_require(fa_mul(values, 4 * sizeof(float))
+                   + fa_mul(fa_mul(widest, widest + 2 * (size_t)s.dim + 2), sizeof(float)),
+               "the kernel runs' Q, K, V and O");
     report *r = report_new("ch07_causal_skip", s.json);
     skip_settings_facts(r, &s);
     counts_table(r, (size_t)s.seq);

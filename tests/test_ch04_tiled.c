@@ -176,6 +176,55 @@ Test(masked_rows, give_zeros_not_nan)
     problem_free(&pr);
 }
 
+Test(bad_data, a_nan_or_infinite_query_makes_its_row_nan)
+{
+    const float bad[3] = { NAN, INFINITY, -INFINITY }, second_key[2] = { 0, 2 };
+    for (int b = 0; b < 3; b++)
+        for (int variant = 0; variant < 2; variant++) {
+            const float q[4] = { bad[b], 0, 1, 0 }, v[4] = { 5, 5, 7, 7 };
+            const float k[4] = { 1, 0, second_key[variant], 1 - (float)variant };
+            float o[4];
+            double exact[4];
+            attn_params p = attn_default(1, 1, 2, 2, 2);
+            p.block_q = p.block_k = 1;
+            attention_tiled(&p, q, k, v, o, NULL);
+            attention_reference(&p, q, k, v, exact);
+            for (int c = 0; c < 2; c++) {
+                cr_assert(isnan(o[c]) && isnan(exact[c]), "q0 = %g, variant %d: row 0 is %g, %g",
+                          bad[b], variant, o[c], exact[c]);
+                cr_assert(isfinite(o[2 + c]) && fabs(o[2 + c] - exact[2 + c]) < 1e-6);
+            }
+            attention_naive(&p, q, k, v, o);
+            cr_assert(b != 0 || (isnan(o[0]) && isnan(o[1])), "naive: row 0 is %g", o[0]);
+        }
+}
+
+Test(bad_data, a_nan_key_or_value_reaches_the_rows_that_see_it)
+{
+    for (size_t block = 1; block <= 8; block *= 2)
+        for (int causal = 0; causal < 2; causal++)
+            for (int tensor_kind = 0; tensor_kind < 2; tensor_kind++) {
+                problem pr = problem_new(1, 1, 8, 8, 3, 17);
+                pr.p.causal = causal;
+                pr.p.block_q = pr.p.block_k = block;
+                for (size_t c = 0; c < 3; c++) (tensor_kind == 0 ? pr.k : pr.v)[5 * 3 + c] = NAN;
+                if (tensor_kind == 1 && causal) { problem_free(&pr); continue; }
+                compute_reference(&pr);
+                attention_tiled(&pr.p, pr.q, pr.k, pr.v, pr.o, NULL);
+                for (size_t i = 0; i < 8; i++)
+                    for (size_t c = 0; c < 3; c++) {
+                        const float x = pr.o[i * 3 + c];
+                        if (causal && i < 5)
+                            cr_assert(isfinite(x) && fabs(x - pr.exact[i * 3 + c]) < 1e-6,
+                                      "block %zu row %zu: %g", block, i, x);
+                        else
+                            cr_assert(isnan(x) && isnan(pr.exact[i * 3 + c]),
+                                      "block %zu causal %d row %zu: %g", block, causal, i, x);
+                    }
+                problem_free(&pr);
+            }
+}
+
 static attn_tile_kind brute_force_kind(const attn_params *p, size_t q0, size_t rows,
                                        size_t k0, size_t cols)
 {

@@ -69,6 +69,8 @@ Test(ch06_memory, naive_driver_is_attention)
     attention_reference(&p, q, k, v, ref);
     cr_assert(max_abs_diff_fd(o1, ref, count) < 1e-6);
     cr_assert_eq(memcmp(o1, o3, count * 4), 0);
+    fa_free(q); fa_free(k); fa_free(v); fa_free(o1); fa_free(o3); fa_free(ref);
+    cr_assert_eq(fa_bytes_live(), 0);
 }
 
 Test(ch06_memory, naive_peak_is_the_score_matrix)

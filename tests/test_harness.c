@@ -5,8 +5,10 @@
 #include "online_softmax.h"
 #include <criterion/criterion.h>
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -22,8 +24,13 @@ static void read_back(FILE *f, char *text, size_t capacity)
     fclose(f);
 }
 
+static volatile int in_captured_child;
+int __lsan_is_turned_off(void);
+int __lsan_is_turned_off(void) { return in_captured_child; }
+
 static void run_in_child(void (*body)(void *), void *ctx, FILE *out, FILE *err)
 {
+    in_captured_child = 1;
     dup2(fileno(out), 1);
     dup2(fileno(err), 2);
     body(ctx);
@@ -223,13 +230,14 @@ static void allocate_too_much(void *ctx)
 
 Test(memory, a_request_beyond_physical_memory_is_refused)
 {
-    char have[32], line[128];
+    char need[32], line[128];
     captured c = run_captured(allocate_too_much, NULL);
-    fmt_bytes(have, (double)fa_physical_memory());
-    snprintf(line, sizeof line, "but the machine has %s of memory\n", have);
+    fmt_bytes(need, (double)fa_physical_memory() + 1);
+    snprintf(line, sizeof line, "error: this needs %s more but only ", need);
     cr_assert_eq(c.status, 2);
-    cr_assert(strncmp(c.err, "error: this needs ", 18) == 0, "%s", c.err);
-    cr_assert(strstr(c.err, line) != NULL, "%s", c.err);
+    cr_assert(strncmp(c.err, line, strlen(line)) == 0, "%s", c.err);
+    cr_assert(strstr(c.err, " of memory is available\n") != NULL, "%s", c.err);
+    cr_assert(strchr(c.err, '\n') == c.err + strlen(c.err) - 1, "%s", c.err);
 }
 
 static void multiply_too_much(void *ctx)
@@ -357,18 +365,27 @@ static void write_npy_preamble(FILE *f, int major, size_t header_length)
     fputc(0, f);
     fputc((int)(header_length & 0xff), f);
     fputc((int)(header_length >> 8 & 0xff), f);
-    if (major == 2)
-        fwrite("\0\0", 1, 2, f);
+    if (major >= 2) {
+        fputc((int)(header_length >> 16 & 0xff), f);
+        fputc((int)(header_length >> 24 & 0xff), f);
+    }
+}
+
+static void write_npy_n(const char *path, int major, const char *dict, size_t length,
+                        int bias, size_t data_bytes)
+{
+    FILE *f = fopen(path, "wb");
+    write_npy_preamble(f, major, (size_t)((long)length + 1 + bias));
+    fwrite(dict, 1, length, f);
+    fputc('\n', f);
+    for (size_t i = 0; i < data_bytes; i++)
+        fputc(0, f);
+    fclose(f);
 }
 
 static void write_npy(const char *path, int major, const char *dict, size_t data_bytes)
 {
-    FILE *f = fopen(path, "wb");
-    write_npy_preamble(f, major, strlen(dict));
-    fwrite(dict, 1, strlen(dict), f);
-    for (size_t i = 0; i < data_bytes; i++)
-        fputc(0, f);
-    fclose(f);
+    write_npy_n(path, major, dict, strlen(dict), 0, data_bytes);
 }
 
 static void expect_read_error(const char *path, const char *expected)
@@ -463,8 +480,50 @@ Test(npy, malformed_headers_are_refused)
     expect_npy_error(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (-3,)}", 12,
                      "malformed header: 'shape' is not a tuple of sizes");
     expect_npy_error(1, "['descr']", 0, "the header is not a dictionary");
-    expect_npy_error(3, "{'descr': '<f4', 'fortran_order': False, 'shape': (3,)}", 12,
-                     "unsupported .npy version 3.0 (need 1.0 or 2.0)");
+    expect_npy_error(4, "{'descr': '<f4', 'fortran_order': False, 'shape': (3,)}", 12,
+                     "unsupported .npy version 4.0 (need 1.0, 2.0 or 3.0)");
+}
+
+Test(npy, what_python_refuses_is_refused)
+{
+    expect_npy_error(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (03,)}", 12,
+                     "malformed header: 'shape' is not a tuple of sizes");
+    const char *const spaces[3] = { "\v", "\f", "\r" };
+    for (int i = 0; i < 3; i++) {
+        char dict[128];
+        snprintf(dict, sizeof dict, "{'descr':%s'<f4', 'fortran_order': False, "
+                 "'shape': (3,)}", spaces[i]);
+        expect_npy_error(1, dict, 12, "malformed header: 'descr' is not a string");
+    }
+    static const char nul_value[] = "{'descr': '<f4\0x', 'fortran_order': False, 'shape': (3,)}";
+    static const char nul_key[] = "{'descr\0x': '<f4', 'fortran_order': False, 'shape': (3,)}";
+    const char *const nul_dicts[2] = { nul_value, nul_key };
+    for (int i = 0; i < 2; i++) {
+        scratch_dir s = scratch_new();
+        write_npy_n(s.path, 1, nul_dicts[i], sizeof nul_value - 1, 0, 12);
+        expect_read_error(s.path, "malformed header: it contains a NUL byte");
+        scratch_remove(&s);
+    }
+    expect_npy_shape(3, "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 1)}", 12,
+                     2, 3, 1);
+    expect_npy_error(3, "{'descr': '<f4', 'fortran_order': False, 'shape': (3L,)}", 12,
+                     "malformed header: 'shape' is not a tuple of sizes");
+}
+
+Test(npy, header_lengths_that_cannot_be_right_are_named)
+{
+    scratch_dir s = scratch_new();
+    char *dict = calloc(70001, 1);
+    memset(dict, ' ', 70000);
+    memcpy(dict, "{'descr': '<f4', 'fortran_order': False, 'shape': (3,)}", 55);
+    write_npy_n(s.path, 2, dict, 70000, 0, 12);
+    expect_read_error(s.path, "the header length 70001 is over the 64 KiB limit");
+    free(dict);
+    write_npy_n(s.path, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (3,)}",
+                55, -1, 12);
+    expect_read_error(s.path, "the header does not end in a newline "
+                              "(is its length field right?)");
+    scratch_remove(&s);
 }
 
 static void expect_raw_error(const char *bytes, size_t n, const char *expected)
@@ -492,13 +551,17 @@ Test(npy, a_missing_file_is_reported_with_the_reason)
 Test(npy, a_failed_write_leaves_no_file)
 {
     scratch_dir s = scratch_new();
-    size_t shape[2] = { 4, 4 };
+    size_t shape[2] = { 64, 64 };
     tensor t = counting_tensor(2, shape);
     char err[256];
     cr_assert_eq(mkdir(s.path, 0755), 0);
     cr_assert_eq(npy_write(s.path, &t, err, sizeof err), -1);
-    cr_assert(strstr(err, "cannot write") != NULL, "%s", err);
+    cr_assert(strstr(err, "not a regular file") != NULL, "%s", err);
     cr_assert_eq(rmdir(s.path), 0);
+    signal(SIGXFSZ, SIG_IGN);
+    cr_assert_eq(setrlimit(RLIMIT_FSIZE, &(struct rlimit){ 1000, RLIM_INFINITY }), 0);
+    cr_assert_eq(npy_write(s.path, &t, err, sizeof err), -1);
+    cr_assert(strstr(err, "cannot write: File too large") != NULL, "%s", err);
     cr_assert_eq(npy_write("/nonexistent/o.npy", &t, err, sizeof err), -1);
     cr_assert(strstr(err, "cannot create /nonexistent/o.npy.tmp.") != NULL, "%s", err);
     tensor_free(&t);
@@ -854,7 +917,7 @@ Test(data, data_files_create_their_directories)
     snprintf(dir, sizeof dir, "%s/a/b", s.dir);
     FILE *f = data_file(dir, "ch00_x.dat");
     fprintf(f, "1 2\n");
-    fclose(f);
+    data_close(f);
     snprintf(path, sizeof path, "%s/ch00_x.dat", dir);
     struct stat st;
     cr_assert_eq(stat(path, &st), 0);

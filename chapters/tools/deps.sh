@@ -5,7 +5,7 @@
 set -u
 PACKAGES="noweb pandoc nodejs libcriterion-dev gnuplot-nox texlive-latex-recommended \
 texlive-latex-extra texlive-xetex texlive-fonts-recommended lmodern fonts-dejavu-core libjs-katex \
-libopenblas-dev python3 gcc make"
+libopenblas-dev python3 gcc make clang libclang-rt-14-dev valgrind"
 missing=""
 need() { command -v "$1" >/dev/null 2>&1 || missing="$missing $2"; }
 need_file() { [ -e "$1" ] || missing="$missing $2"; }
@@ -15,6 +15,10 @@ need gnuplot gnuplot-nox
 need xelatex texlive-xetex
 need python3 python3
 need gcc gcc
+need clang clang
+need valgrind valgrind
+ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 \
+    || missing="$missing libclang-rt-14-dev"
 need_file /usr/include/criterion/criterion.h libcriterion-dev
 need_file /usr/share/javascript/katex/katex.min.js libjs-katex
 need node nodejs   # renders the maths of the HTML book at build time

@@ -1,0 +1,191 @@
+#!/bin/sh
+# cli_bad_input.sh — every chapter program against hostile input.
+# Tangled from chapters/app_robustness.nw; edit that file, not this one.
+set -u
+bin=$(cd "${FA_BIN:-.}" && pwd)
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+cases=0; failures=0
+verdict() {   # verdict NAME PROBLEM: PROBLEM empty means the case passed
+    cases=$((cases + 1))
+    if [ -z "$2" ]; then echo "ok - $1"
+    else echo "not ok - $1: $2"; failures=$((failures + 1)); fi
+}
+byte() { printf "\\$(printf %03o "$1")"; }
+npy() {   # npy FILE MAJOR HEADER DATA_BYTES
+    n=$((${#3} + 1))
+    { printf '\223NUMPY'; byte "$2"; byte 0
+      byte $((n % 256)); byte $((n / 256 % 256))
+      [ "$2" -ge 2 ] && { byte $((n / 65536 % 256)); byte $((n / 16777216)); }
+      printf '%s\n' "$3"; head -c "$4" /dev/zero; } > "$fixtures/$1"
+}
+good() {  # good SHAPE [DESCR] [ORDER]: a header as NumPy writes it, less its newline
+    printf "{'descr': '%s', 'fortran_order': %s, 'shape': %s, }        " \
+        "${2:-<f4}" "${3:-False}" "$1"
+}
+fixtures=$scratch/fixtures
+mkdir -p "$fixtures/data" "$fixtures/saved"
+"$bin/ch04_tiled" --seq 8 --heads 1 --dim 4 --save "$fixtures" > /dev/null ||
+    { echo "not ok - cannot make the fixtures"; exit 1; }
+for f in data/ch01_ladder.dat data/ch01_machine.txt data/ch02_rebase.dat \
+         data/ch02_firing.dat data/ch03_logits.dat data/ch03_limits.dat \
+         data/ch03_block_error.dat data/ch04_blocks.dat data/ch05_error.dat \
+         data/ch06_measured.dat data/ch06_formulas.dat data/ch07_tilemap.dat \
+         out.npy saved/q.npy saved/k.npy saved/v.npy; do
+    echo old > "$fixtures/$f"
+done
+echo plain > "$fixtures/plain"
+mkfifo "$fixtures/pipe"
+npy truncated.npy 1 "$(good '(1, 1, 8, 4)')" 100
+npy extra.npy 1 "$(good '(1, 1, 8, 4)')" 129
+npy f8.npy 1 "$(good '(1, 1, 8, 4)' '<f8')" 256
+npy big_endian.npy 1 "$(good '(1, 1, 8, 4)' '>f4')" 128
+npy fortran.npy 1 "$(good '(1, 1, 8, 4)' '<f4' True)" 128
+npy five_dims.npy 1 "$(good '(1, 1, 1, 8, 4)')" 128
+npy version4.npy 4 "$(good '(1, 1, 8, 4)')" 128
+npy unknown_key.npy 1 "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 1, 8, 4), 'x': 1}" 128
+npy q3.npy 1 "$(good '(1, 8, 4)')" 128
+npy k_d5.npy 1 "$(good '(1, 1, 8, 5)')" 160
+npy v_longer.npy 1 "$(good '(1, 1, 9, 4)')" 144
+npy q1.npy 1 "$(good '(32,)')" 128
+printf 'not a numpy file at all' > "$fixtures/bad_magic.npy"
+# a shell variable cannot hold a NUL byte: write an X, then let sed replace it
+npy nul_descr.npy 1 "{'descr': '<f4X', 'fortran_order': False, 'shape': (1, 1, 8, 4), }" 128
+npy nul_key.npy 1 "{'descrX': '<f4', 'fortran_order': False, 'shape': (1, 1, 8, 4), }" 128
+for f in nul_descr nul_key; do
+    sed 's/X/\x00/' "$fixtures/$f.npy" > "$fixtures/$f.tmp" && mv "$fixtures/$f.tmp" "$fixtures/$f.npy"
+done
+npy leading_zero.npy 1 "$(good '(1, 1, 08, 4)')" 128
+for c in vtab:v formfeed:f return:r; do
+    npy ${c%:*}.npy 1 "{'descr':$(printf "\\${c#*:}")'<f4', 'fortran_order': False, 'shape': (1, 1, 8, 4), }" 128
+done
+npy huge_header.npy 2 "$(good '(1, 1, 8, 4)')$(printf '%70000s' '')" 128
+{ head -c 8 "$fixtures/q.npy"; byte $(( $(od -An -tu2 -j8 -N2 "$fixtures/q.npy") - 1 )); byte 0
+  tail -c +11 "$fixtures/q.npy"; } > "$fixtures/short_length.npy"
+snapshot() {   # snapshot DIR: print a description of everything in DIR
+    (cd "$1" && find . -printf '%y %m %s %p\n' | sort &&
+     find . -type f -exec cksum {} + | sort)
+}
+stdout=default; limit=:; expect_not=; expect=; progress=
+refuse() {   # refuse NAME PROGRAM ARGS...
+    name=$1; shift
+    work=$scratch/work; rm -rf "$work"; cp -a "$fixtures" "$work"
+    before=$(snapshot "$work")
+    prog=$1; shift
+    (
+        cd "$work" || exit 99
+        trap '' XFSZ
+        eval "$limit"
+        case $stdout in
+            default) timeout 60 "$bin/$prog" "$@" 2>&1 > "$scratch/stdout" ;;
+            closed)  timeout 60 "$bin/$prog" "$@" 2>&1 >&- ;;
+            *)       timeout 60 "$bin/$prog" "$@" 2>&1 > "$stdout" ;;
+        esac
+        rc=$?
+        ulimit -S -f unlimited
+        echo "$rc" > "$scratch/rc"
+    ) | cat > "$scratch/stderr"
+    rc=$(cat "$scratch/rc")
+    after=$(snapshot "$work")
+    if [ -n "$progress" ]; then
+        grep -E -v "$progress" "$scratch/stderr" > "$scratch/errors"
+        mv "$scratch/errors" "$scratch/stderr"
+    fi
+    lines=$(wc -l < "$scratch/stderr")
+    controls=$(tr -d '\n' < "$scratch/stderr" | tr -d '[:print:]' | wc -c)
+    problem=
+    if [ "$rc" -ne 2 ]; then problem="status $rc"
+    elif [ "$lines" -ne 1 ] || [ "$(tail -c 1 "$scratch/stderr" | od -An -c | tr -d ' ')" != '\n' ]
+    then problem="$lines lines on stderr"
+    elif [ "$controls" -ne 0 ]; then problem="control characters on stderr"
+    elif [ -n "$expect_not" ] && grep -q -- "$expect_not" "$scratch/stderr"
+    then problem="the message says '$expect_not'"
+    elif [ -n "$expect" ] && ! grep -q -- "$expect" "$scratch/stderr"
+    then problem="the message does not say '$expect'"
+    elif [ "$before" != "$after" ]; then problem="files changed"
+    fi
+    verdict "$name" "$problem"
+    stdout=default; limit=:; expect_not=; expect=; progress=
+}
+. "$(dirname "$0")/quick_sizes.sh"
+programs="ch01 ch02 ch03 ch04 ch05 ch06 ch07"
+for p in $programs; do
+    set -- $(quick $p); prog=$1; shift
+    size=--seq; [ $p = ch02 ] && size=--block
+    refuse "$p unknown option" $prog "$@" --bogus 1
+    refuse "$p $size not a number" $prog "$@" $size 12abc
+    refuse "$p $size zero" $prog "$@" $size 0
+    refuse "$p $size negative" $prog "$@" $size -5
+    refuse "$p $size of 23 digits" $prog "$@" $size 99999999999999999999999
+    refuse "$p newline in a value (defect 8)" $prog "$@" $size "$(printf '1\n2')"
+    refuse "$p escape in an option (defect 8)" $prog "$@" "--$(printf '\033[2J')"
+    measuring=; [ $p = ch01 ] && measuring='^ch01_memory_ladder: (writing|read |chase |.*FMA: )'
+    refuse "$p --data '' (defect 7)" $prog "$@" --data ''
+    progress=$measuring
+    refuse "$p --data under a plain file" $prog "$@" --data plain/figures
+    limit='ulimit -S -f 0'; stdout=/dev/null; progress=$measuring
+    refuse "$p --data on a full disk (defect 5)" $prog "$@" --data data
+    stdout=/dev/full; progress=$measuring
+    refuse "$p stdout is /dev/full (defect 4)" $prog "$@"
+    stdout=/dev/full; progress=$measuring
+    refuse "$p --json to /dev/full (defect 4)" $prog "$@" --json
+    stdout=closed
+    refuse "$p stdout closed (defect 4)" $prog "$@"
+done
+qkv="--q q.npy --k k.npy --v v.npy"
+refuse "ch04 --out is --q (defect 2)" ch04_tiled $qkv --out q.npy
+refuse "ch04 --out is ./k.npy (defect 2)" ch04_tiled $qkv --out ./k.npy
+refuse "ch04 --out is a named pipe (defect 3)" ch04_tiled $qkv --out pipe
+refuse "ch04 --out is a directory" ch04_tiled $qkv --out data
+refuse "ch04 --q is a named pipe (defect 9)" ch04_tiled --q pipe --k k.npy --v v.npy --out o.npy
+refuse "ch04 --out '' (defect 7)" ch04_tiled $qkv --out ''
+refuse "ch04 --k missing" ch04_tiled --q q.npy --v v.npy --out o.npy
+refuse "ch04 --q does not exist" ch04_tiled --q nothing.npy --k k.npy --v v.npy --out o.npy
+limit='ulimit -S -f 0'
+refuse "ch04 --out on a full disk" ch04_tiled $qkv --out out.npy
+for f in truncated extra f8 big_endian fortran five_dims version4 unknown_key \
+         bad_magic nul_descr nul_key leading_zero vtab formfeed return huge_header; do
+    expect="$f.npy: "
+    refuse "ch04 --q $f.npy" ch04_tiled --q $f.npy --k k.npy --v v.npy --out o.npy
+done
+expect_not='extra data'
+refuse "ch04 header length one short (defect 12)" ch04_tiled --q short_length.npy \
+    --k k.npy --v v.npy --out o.npy
+expect_not='batch or heads'
+refuse "ch04 --q 3-d, --k 2-d (defect 12)" ch04_tiled --q q3.npy --k k.npy --v v.npy --out o.npy
+refuse "ch04 --k with another d" ch04_tiled --q q.npy --k k_d5.npy --v k_d5.npy --out o.npy
+refuse "ch04 --v longer than --k" ch04_tiled --q q.npy --k k.npy --v v_longer.npy --out o.npy
+refuse "ch04 --q of one dimension" ch04_tiled --q q1.npy --k k.npy --v v.npy --out o.npy
+refuse "ch04 --block-q 0" ch04_tiled $qkv --out o.npy --block-q 0
+refuse "ch04 --block-k 5000" ch04_tiled $qkv --out o.npy --block-k 5000
+refuse "ch04 --window -1" ch04_tiled $qkv --out o.npy --window -1
+refuse "ch04 --scale nan" ch04_tiled $qkv --out o.npy --scale nan
+refuse "ch04 --save '' (defect 7)" ch04_tiled --seq 8 --heads 1 --dim 4 --save ''
+limit='ulimit -S -f 2'; stdout=/dev/null
+refuse "ch04 --save is all or none (defect 6)" ch04_tiled --seq 8 --seq-k 200 \
+    --heads 1 --dim 4 --save saved
+peak_mib() {   # peak_mib: the peak resident set of the last case, in MiB
+    python3 -c 'import resource; print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024)'
+}
+huge() {   # huge NAME PROGRAM ARGS...: refused, and refused before allocating
+    name=$1; shift
+    limit='ulimit -S -v 4194304'; stdout=/dev/null
+    refuse "$name (defect 10)" "$@"
+    peak=$( (cd "$scratch" && limit='ulimit -S -v 4194304' &&
+             eval "$limit" && python3 -c 'import subprocess, resource, sys
+try: subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
+except subprocess.TimeoutExpired: pass
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024)' "$bin/$@") )
+    problem=; [ "${peak:-9999}" -lt 256 ] || problem="peak resident set ${peak:-?} MiB"
+    verdict "$name: refused before allocating" "$problem"
+}
+if [ "${FA_SAN:-0}" != 1 ]; then
+    huge "ch01 probe buffers of 2 x 3 GiB" ch01_memory_ladder --max-mib 3072 --threads 2
+    huge "ch03 65536 rows of 8192" ch03_compose --rows 65536 --cols 8192
+    huge "ch04 1 GiB tensors" ch04_tiled --batch 64 --heads 64 --seq 1024 --dim 64
+    huge "ch05 1 GiB tensors" ch05_exact --batch 16 --heads 64 --seq 4096 --dim 64
+    huge "ch06 n = 32768" ch06_memory --seq 32768 --heads 1 --dim 64
+    huge "ch07 1 GiB tensors" ch07_causal_skip --seq 65536 --heads 64 --dim 64
+fi
+echo "$cases bad-input cases, $failures failed"
+[ "$failures" -eq 0 ]

@@ -1,0 +1,13 @@
+# quick_sizes.sh — each chapter program with small sizes (sourced by the
+# bad-input suite and the valgrind check). Tangled from chapters/app_robustness.nw.
+quick() {   # quick PROGRAM: the program's name and small-size options
+    case $1 in
+        ch01*) echo "ch01_memory_ladder --quick --max-mib 1 --repeats 1 --seq 64" ;;
+        ch02*) echo "ch02_online_softmax" ;;
+        ch03*) echo "ch03_compose --cols 256" ;;
+        ch04*) echo "ch04_tiled --seq 16 --heads 1 --dim 8" ;;
+        ch05*) echo "ch05_exact --seq 32 --dim 8 --heads 1 --batch 1" ;;
+        ch06*) echo "ch06_memory --seq 64 --heads 1 --dim 8 --block 16" ;;
+        ch07*) echo "ch07_causal_skip --seq 64 --heads 1 --dim 8 --map-block 16" ;;
+    esac
+}
