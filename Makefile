@@ -31,7 +31,7 @@ NW          := $(wildcard chapters/front.nw) $(sort $(wildcard chapters/ch*.nw))
 TOOLS       := chapters/tools
 
 .PHONY: all tangle programs receipts figures html pdf check check-tangle \
-        check-unit check-cli clean help deps
+        check-unit check-cli clean help deps peer-check
 
 all: html pdf
 
@@ -43,6 +43,7 @@ help:
 	@echo "make html | pdf one of the two books"
 	@echo "make check      unit tests (Criterion), command-line tests, tangle check"
 	@echo "make clean      remove everything built"
+	@echo "make peer-check PYTHON=/path/to/python   compare live with a PyTorch (never needed by make or check)"
 
 # ---------------------------------------------------------------- tools
 $(B)/deps.stamp: $(TOOLS)/deps.sh
@@ -173,6 +174,23 @@ check-tangle: | $(B)/deps.stamp
 	@mkdir -p $(B)/check
 	@sh $(TOOLS)/tangle-check.sh $(NW) > $(B)/check/tangle.log.tmp 2>&1; rc=$$?; \
 	  cat $(B)/check/tangle.log.tmp; mv $(B)/check/tangle.log.tmp $(B)/check/tangle.log; exit $$rc
+
+# ---------------------------------------------------------------- peer check
+# Live comparison with a PyTorch, if PYTHON has one: the goldens script with
+# every draw in full, then tests/peer_check.c on what it wrote.
+PYTHON      ?= python3
+peer-check:
+	@if ! $(PYTHON) -c 'import torch' > /dev/null 2>&1; then \
+	  echo "peer-check: $(PYTHON) cannot import torch; nothing compared (make peer-check PYTHON=/path/to/python)"; \
+	else \
+	  $(MAKE) --no-print-directory $(B)/bin/peer_check && rm -rf $(B)/peer && \
+	  $(PYTHON) tests/goldens/make_goldens.py $(B)/peer --full && \
+	  $(B)/bin/peer_check $(B)/peer; \
+	fi
+
+$(B)/bin/peer_check: $(B)/obj/tests/peer_check.o $(B)/libfa.a
+	@mkdir -p $(dir $@)
+	$(CC) $(OPT) -o $@ $^ $(LDLIBS)
 
 FORCE:
 
