@@ -21,7 +21,7 @@ typedef enum {
 const char *rng_path_name(rng_path path);
 rng_path    rng_path_named(const char *program, const char *name);
 #define RNG_OPTION(name) { "rng", OPT_STRING, (name), 0, 0, "PATH", \
-    "normals as PyTorch's scalar kernel or its x86 avx2 kernel makes them" }
+    "draw normals as PyTorch's scalar or x86 avx2 kernel does" }
 
 typedef struct {
     uint32_t state[624];

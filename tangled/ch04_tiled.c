@@ -10,7 +10,7 @@
 #define PROGRAM "ch04_tiled"
 enum { CH04_MAX_BLOCK = 4096 };   /* the largest tile side an option accepts */
 typedef struct {
-    const char *q_path, *k_path, *v_path, *out_path, *save_dir, *data_dir;
+    const char *q_path, *k_path, *v_path, *out_path, *save_dir, *data_dir, *rng;
     bool causal, reference, json;
     long window, block_q, block_k, seed, batch, heads, seq, seq_k, dim;
     double scale;                      /* 0: the default 1/sqrt(d) */
@@ -58,7 +58,8 @@ static void write_blocks_data(const char *dir, const ch04_run runs[CH04_RUNS]);
 ch04_options ch04_defaults(void)
 {
     return (ch04_options){ .block_q = 64, .block_k = 64, .seed = 0, .batch = 1,
-                           .heads = 4, .seq = 1000, .seq_k = 0, .dim = 64 };
+                           .heads = 4, .seq = 1000, .seq_k = 0, .dim = 64,
+                           .rng = "scalar" };
 }
 
 static void parse_ch04_options(int argc, char **argv, ch04_options *o)
@@ -86,6 +87,7 @@ static void parse_ch04_options(int argc, char **argv, ch04_options *o)
         { "dim", OPT_INT, &o->dim, 1, 1024, "D", "head dimension" },
         { "save", OPT_STRING, &o->save_dir, 0, 0, "DIR",
           "write the generated q.npy k.npy v.npy to DIR" },
+        RNG_OPTION(&o->rng),
         { "json", OPT_FLAG, &o->json, 0, 0, NULL, "print the report as JSON" },
         { "data", OPT_STRING, &o->data_dir, 0, 0, "DIR",
           "write the table as DIR/ch04_blocks.dat" },
@@ -278,6 +280,7 @@ attn_params ch04_seeded_params(const ch04_options *o)
     attn_params p = attn_default((size_t)o->batch, (size_t)o->heads, (size_t)o->seq, nk,
                                  (size_t)o->dim);
     apply_kernel_options(o, &p);
+    p.rng = rng_path_named(PROGRAM, o->rng);
     return p;
 }
 

@@ -20,11 +20,11 @@ static const char *const ch05_demo_windows[CH05_WINDOWS] = { "0.6047", "1.5660" 
 typedef struct {
     long seed, batch, heads, seq, dim;
     bool json;
-    const char *data_dir;
+    const char *data_dir, *rng;
 } ch05_options;
 
 static const ch05_options ch05_default_options = {
-    .seed = 0, .batch = 2, .heads = 4, .seq = 1024, .dim = 64 };
+    .seed = 0, .batch = 2, .heads = 4, .seq = 1024, .dim = 64, .rng = "scalar" };
 
 typedef struct {
     attn_params p;          /* sizes and the default scale; no mask, 64 x 64 tiles */
@@ -93,6 +93,7 @@ static void parse_ch05_options(int argc, char **argv, ch05_options *o)
         { "heads", OPT_INT, &o->heads, 1, 64, "H", "heads" },
         { "seq", OPT_INT, &o->seq, 1, 8192, "N", "sequence length" },
         { "dim", OPT_INT, &o->dim, 1, 512, "D", "head dimension" },
+        RNG_OPTION(&o->rng),
         { "json", OPT_FLAG, &o->json, 0, 0, NULL, "print the report as JSON" },
         { "data", OPT_STRING, &o->data_dir, 0, 0, "DIR",
           "write the figure's data to DIR" },
@@ -106,6 +107,7 @@ ch05_problem ch05_problem_new(const ch05_options *o)
     const size_t n = (size_t)o->seq;
     ch05_problem pr = { .p = attn_default((size_t)o->batch, (size_t)o->heads, n, n,
                                           (size_t)o->dim) };
+    pr.p.rng = rng_path_named(PROGRAM, o->rng);
     draw_inputs(&pr.p, (uint32_t)o->seed, pr.qkv);
     pr.count = tensor_count(&pr.qkv[0]);
     pr.exact = fa_alloc(fa_mul(pr.count, sizeof(double)));

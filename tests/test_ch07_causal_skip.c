@@ -27,7 +27,7 @@ double skipped_fraction_closed_form(size_t T);
 double flop_ratio_closed_form(size_t T);
 bool closed_form_holds(tile_counts c, size_t T);
 attn_stats run_causal_kernel(size_t n, size_t heads, size_t d, size_t block,
-                             uint32_t seed);
+                             uint32_t seed, rng_path rng);
 bool kernel_agrees(attn_stats st, tile_counts c, size_t heads);
 
 Test(ch07_causal_skip, counts_at_2048)
@@ -112,7 +112,7 @@ Test(ch07_causal_skip, score_fraction_when_the_block_divides_n)
 
 Test(ch07_causal_skip, kernel_counts_at_2048)
 {
-    attn_stats st = run_causal_kernel(2048, 2, 16, 128, 0);
+    attn_stats st = run_causal_kernel(2048, 2, 16, 128, 0, RNG_SCALAR);
     cr_assert_eq(st.tiles_total, 512);
     cr_assert_eq(st.tiles_computed, 272);
     cr_assert_eq(st.tiles_skipped, 240);
