@@ -120,9 +120,7 @@ static bool golden_problem_new(char **cursor, rng_path path, golden_problem *g)
     g->p = attn_default(s.dims[0], s.dims[1], s.dims[2], s.dims[2], s.dims[3]);
     s.times = 3;
     g->q = draw(true, (uint32_t)seed, &s, path);
-    g->k = g->q + s.count;
-    g->v = g->k + s.count;
-    g->count = s.count;
+    g->k = g->q + s.count, g->v = g->k + s.count, g->count = s.count;
     return true;
 }
 
@@ -192,11 +190,12 @@ static bool check_window(char **cursor, rng_path path, golden_tally *t)
         return false;
     bool ok = next_u64(cursor, 10, &w) && (value = next_field(cursor)) != NULL;
     double torch = ok ? strtod(value, &end) : 0;
-    if ((ok = ok && end != value && *end == '\0')) {
-        t->window_w[t->windows] = (long)w;
-        t->window_torch[t->windows] = torch;
-        t->window_ours[t->windows++] = our_window_figure(&g, (long)w);
-    }
+    if ((ok = ok && end != value && *end == '\0'))
+        {
+            t->window_w[t->windows] = (long)w;
+            t->window_torch[t->windows] = torch;
+            t->window_ours[t->windows++] = our_window_figure(&g, (long)w);
+        }
     fa_free(g.q);
     return ok;
 }
@@ -213,22 +212,31 @@ static bool check_line(char *line, rng_path path, size_t *draw_index,
     return false;
 }
 
+static bool check_lines(FILE *f, const char *file, rng_path path, bool full,
+                        golden_tally *t, char *err, size_t errlen)
+{
+    char *line = NULL;
+    size_t cap = 0, number = 0, draw_index = 0;
+    bool ok = true;
+    while (ok && getline(&line, &cap, f) > 0)
+        if (!(ok = check_line(line, path, &draw_index, full ? file : NULL, t)))
+            snprintf(err, errlen, "%s:%zu: not a goldens line", file, number + 1);
+        else number++;
+    free(line);
+    return ok;
+}
+
 bool goldens_check(const char *file, rng_path path, bool full,
                    golden_tally *t, char *err, size_t errlen)
 {
     FILE *f = fopen(file, "r");
-    char *line = NULL;
-    size_t cap = 0, number = 0, draw_index = 0;
-    bool ok = f != NULL;
     *t = (golden_tally){ 0 };
-    if (f == NULL) snprintf(err, errlen, "cannot open %s", file);
-    while (ok && getline(&line, &cap, f) > 0) {
-        number++;
-        if (!(ok = check_line(line, path, &draw_index, full ? file : NULL, t)))
-            snprintf(err, errlen, "%s:%zu: not a goldens line", file, number);
+    if (f == NULL) {
+        snprintf(err, errlen, "cannot open %s", file);
+        return false;
     }
-    free(line);
-    if (f) fclose(f);
+    bool ok = check_lines(f, file, path, full, t, err, errlen);
+    fclose(f);
     return ok;
 }
 
