@@ -1,6 +1,7 @@
 /* test_goldens.c — tangled from chapters/harness.nw; edit that file instead. */
 #define _GNU_SOURCE
 #include "goldens.h"
+#include "attention.h"
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -49,6 +50,22 @@ Test(goldens, a_malformed_line_is_an_error)
     cr_assert_not(goldens_check(file, RNG_SCALAR, false, &t, err, sizeof err));
     cr_assert(strstr(err, ":2: not a goldens line") != NULL, "%s", err);
     remove(file);
+}
+
+Test(goldens, attn_draw_inputs_follows_the_kernel_its_parameters_name)
+{
+    enum { N = 2 * 37 * 16 };
+    static float direct[3 * N], qkv[3 * N];
+    attn_params p = attn_default(1, 2, 37, 37, 16);
+    mt19937 g;
+    mt_seed_path(&g, 9, RNG_AVX2);
+    for (int t = 0; t < 3; t++) torch_randn(&g, direct + t * N, N);
+    p.rng = RNG_AVX2;
+    attn_draw_inputs(&p, 9, qkv, qkv + N, qkv + 2 * N);
+    cr_assert(memcmp(direct, qkv, sizeof qkv) == 0);
+    p.rng = RNG_SCALAR;
+    attn_draw_inputs(&p, 9, qkv, qkv + N, qkv + 2 * N);
+    cr_assert(memcmp(direct, qkv, sizeof qkv) != 0);
 }
 
 Test(goldens, pytorchs_attention_is_within_chapter_5s_tolerance)
