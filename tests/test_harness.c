@@ -83,7 +83,7 @@ Test(rng, randn_16_matches_torch_randn_4x4)
         "0.3223 -1.2633 0.3500 0.3081 0.1198 1.2377 1.1168 -0.2473");
 }
 
-Test(rng, randn_below_16_uses_the_scalar_path)
+Test(rng, randn_below_16_uses_the_scalar_sampler)
 {
     expect_seed_0_draws(torch_randn, 4, "1.5410 -0.2934 -2.1788 0.5684");
 }
