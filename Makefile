@@ -42,7 +42,7 @@ NW          := $(wildcard chapters/front.nw) $(sort $(wildcard chapters/ch*.nw))
 TOOLS       := chapters/tools
 
 .PHONY: all tangle programs receipts figures html pdf check check-tangle \
-        check-unit check-cli check-valgrind fuzz clean help deps
+        check-unit check-cli check-valgrind fuzz clean help deps peer-check
 
 all: html pdf
 
@@ -57,6 +57,7 @@ help:
 	@echo "make check-valgrind  every chapter program under valgrind memcheck (AVX2 build)"
 	@echo "make fuzz       fuzz the .npy reader for FUZZ_SECONDS (300) with libFuzzer (clang)"
 	@echo "make clean      remove everything built"
+	@echo "make peer-check PYTHON=/path/to/python   compare live with a PyTorch (never needed by make or check)"
 
 # ---------------------------------------------------------------- tools
 $(B)/deps.stamp: $(TOOLS)/deps.sh
@@ -233,6 +234,22 @@ fuzz: $(B)/fuzz/fuzz_npy
 	@mkdir -p $(B)/fuzz/corpus
 	$(B)/fuzz/fuzz_npy -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
 	  -artifact_prefix=$(B)/fuzz/ $(B)/fuzz/corpus tests/fuzz_corpus
+# ---------------------------------------------------------------- peer check
+# Live comparison with a PyTorch, if PYTHON has one: the goldens script with
+# every draw in full, then tests/peer_check.c on what it wrote.
+PYTHON      ?= python3
+peer-check:
+	@if ! $(PYTHON) -c 'import torch' > /dev/null 2>&1; then \
+	  echo "peer-check: $(PYTHON) cannot import torch; nothing compared (make peer-check PYTHON=/path/to/python)"; \
+	else \
+	  $(MAKE) --no-print-directory $(B)/bin/peer_check && rm -rf $(B)/peer && \
+	  $(PYTHON) tests/goldens/make_goldens.py $(B)/peer --full && \
+	  $(B)/bin/peer_check $(B)/peer; \
+	fi
+
+$(B)/bin/peer_check: $(B)/obj/tests/peer_check.o $(B)/libfa.a
+	@mkdir -p $(dir $@)
+	$(CC) $(OPT) -o $@ $^ $(LDLIBS)
 
 FORCE:
 

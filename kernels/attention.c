@@ -26,7 +26,8 @@ attn_params attn_default(size_t batch, size_t heads, size_t nq, size_t nk, size_
 {
     attn_params p = { .batch = batch, .heads = heads, .nq = nq, .nk = nk, .d = d,
                       .scale = (float)(1.0 / sqrt((double)(d ? d : 1))),
-                      .causal = false, .window = 0, .block_q = 64, .block_k = 64 };
+                      .causal = false, .window = 0, .block_q = 64, .block_k = 64,
+                      .rng = RNG_SCALAR };
     return p;
 }
 
@@ -370,7 +371,7 @@ void attn_draw_inputs(const attn_params *p, uint32_t seed, float *q, float *k,
     const size_t q_count = fa_mul(fa_mul(problems, p->nq), p->d);
     const size_t kv_count = fa_mul(fa_mul(problems, p->nk), p->d);
     mt19937 gen;
-    mt_seed(&gen, seed);
+    mt_seed_path(&gen, seed, p->rng);
     torch_randn(&gen, q, q_count);
     torch_randn(&gen, k, kv_count);
     torch_randn(&gen, v, kv_count);

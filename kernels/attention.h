@@ -2,6 +2,7 @@
    double-precision reference. Tangled from chapters/ch04_tiled.nw. */
 #ifndef ATTENTION_H
 #define ATTENTION_H
+#include "harness.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -13,6 +14,7 @@ typedef struct {
     long   window;         /* sliding window: query i sees keys j with i-window < j <= i
                               (implies causal); <= 0 means no window */
     size_t block_q, block_k;  /* tile sizes for the tiled kernel (>= 1) */
+    rng_path rng;          /* PyTorch's kernel that attn_draw_inputs follows */
 } attn_params;
 
 typedef struct {

@@ -157,12 +157,12 @@ static void write_firing_data(const char *dir, const stream_step steps[], size_t
     data_close(f);
 }
 
-static float *reference_logits(unsigned long seed)
+static float *reference_logits(unsigned long seed, rng_path path)
 {
     size_t count = (size_t)DEMO_ROWS * DEMO_COLS;
     float *logits = fa_alloc(count * sizeof *logits);
     mt19937 g;
-    mt_seed(&g, (uint32_t)seed);
+    mt_seed_path(&g, (uint32_t)seed, path);
     torch_randn(&g, logits, count);
     for (size_t i = 0; i < count; i++)
         logits[i] *= 8.0f;
@@ -173,9 +173,10 @@ int main(int argc, char **argv)
 {
     long seed = 0, row = 0, block = 64;
     bool json = false;
-    const char *data_dir = NULL;
+    const char *data_dir = NULL, *rng = "scalar";
     const option opts[] = {
         { "seed",  OPT_INT,    &seed,     0, 4294967295.0, "S", "torch.manual_seed for the logits" },
+        RNG_OPTION(&rng),
         { "row",   OPT_INT,    &row,      0, DEMO_ROWS - 1, "R", "row of randn(4, 2048) * 8 to stream" },
         { "block", OPT_INT,    &block,    1, DEMO_COLS,    "B", "block size of the stream" },
         { "json",  OPT_FLAG,   &json,     0, 0, NULL, "print the receipts as JSON" },
@@ -191,7 +192,7 @@ int main(int argc, char **argv)
     report_rebase_checks(r, walk);
     if (data_dir)
         write_rebase_data(data_dir, walk, walk_blocks);
-    float *logits = reference_logits((unsigned long)seed);
+    float *logits = reference_logits((unsigned long)seed, rng_path_named("ch02_online_softmax", rng));
     size_t max_blocks = (DEMO_COLS + (size_t)block - 1) / (size_t)block;
     stream_step *steps = fa_alloc(max_blocks * sizeof *steps);
     size_t blocks = stream_row(logits + (size_t)row * DEMO_COLS, DEMO_COLS, (size_t)block, steps);

@@ -9,14 +9,20 @@
 #include "softmax.h"
 #include "ch03_compose.h"
 
-tensor make_logits(unsigned long seed, size_t rows, size_t cols, double scale)
+tensor make_logits_on(rng_path path, unsigned long seed, size_t rows, size_t cols,
+                      double scale)
 {
     tensor x = tensor_new(2, (size_t[]){ rows, cols });
     mt19937 g;
-    mt_seed(&g, (uint32_t)seed);
+    mt_seed_path(&g, (uint32_t)seed, path);
     torch_randn(&g, x.data, tensor_count(&x));
     for (size_t i = 0; i < tensor_count(&x); i++) x.data[i] *= (float)scale;
     return x;
+}
+
+tensor make_logits(unsigned long seed, size_t rows, size_t cols, double scale)
+{
+    return make_logits_on(RNG_SCALAR, seed, rows, cols, scale);
 }
 
 static double row_sum(const float *p, size_t count)
@@ -602,15 +608,16 @@ typedef struct {
     long seed, rows, cols, block;
     double scale, huge;
     bool json;
-    const char *data;
+    const char *data, *rng;
 } ch03_options;
 
 static ch03_options parse_options(int argc, char **argv)
 {
     ch03_options o = { .seed = 0, .rows = 4, .cols = 2048, .scale = 8.0,
-                       .huge = 1000.0 };
+                       .huge = 1000.0, .rng = "scalar" };
     const option opts[] = {
         { "seed", OPT_INT, &o.seed, 0, 4294967295.0, "S", "torch.manual_seed(S)" },
+        RNG_OPTION(&o.rng),
         { "rows", OPT_INT, &o.rows, 1, 65536, "N", "rows of logits" },
         { "cols", OPT_INT, &o.cols, 1, 16777216, "N", "logits per row" },
         { "scale", OPT_DOUBLE, &o.scale, 1e-6, 1e6, "X", "multiply torch.randn by X" },
@@ -633,8 +640,8 @@ int main(int argc, char **argv)
     fa_require(fa_mul(fa_mul((size_t)o.rows, (size_t)o.cols), 2 * sizeof(float))
                    + fa_mul((size_t)o.cols, 32),
                "the logits and their working rows");
-    tensor x = make_logits((unsigned long)o.seed, (size_t)o.rows, (size_t)o.cols,
-                           o.scale);
+    tensor x = make_logits_on(rng_path_named("ch03_compose", o.rng), (unsigned long)o.seed,
+                              (size_t)o.rows, (size_t)o.cols, o.scale);
     report *r = report_new("ch03_compose", o.json);
     report_note(r, "Partial softmaxes compose; what the running max is for.\n"
                    "The logits: torch.manual_seed(seed); torch.randn(rows, cols) * scale.");

@@ -60,6 +60,8 @@ typedef struct {
 
 softmax_tally tally_variant(const tensor *x, softmax_variant v, size_t block);
 
+tensor make_logits_on(rng_path path, unsigned long seed, size_t rows, size_t cols,
+                      double scale);
 tensor make_logits(unsigned long seed, size_t rows, size_t cols, double scale);
 
 typedef struct {

@@ -37,7 +37,8 @@ static void write_walk_data(const char *dir, const attn_params *p,
 ch04_options ch04_defaults(void)
 {
     return (ch04_options){ .block_q = 64, .block_k = 64, .seed = 0, .batch = 1,
-                           .heads = 4, .seq = 1000, .seq_k = 0, .dim = 64 };
+                           .heads = 4, .seq = 1000, .seq_k = 0, .dim = 64,
+                           .rng = "scalar" };
 }
 
 static void parse_ch04_options(int argc, char **argv, ch04_options *o)
@@ -65,6 +66,7 @@ static void parse_ch04_options(int argc, char **argv, ch04_options *o)
         { "dim", OPT_INT, &o->dim, 1, 1024, "D", "head dimension" },
         { "save", OPT_STRING, &o->save_dir, 0, 0, "DIR",
           "write the generated q.npy k.npy v.npy to DIR" },
+        RNG_OPTION(&o->rng),
         { "json", OPT_FLAG, &o->json, 0, 0, NULL, "print the report as JSON" },
         { "data", OPT_STRING, &o->data_dir, 0, 0, "DIR",
           "write DIR/ch04_blocks.dat and the walk of one query block" },
@@ -262,6 +264,7 @@ attn_params ch04_seeded_params(const ch04_options *o)
     attn_params p = attn_default((size_t)o->batch, (size_t)o->heads, (size_t)o->seq, nk,
                                  (size_t)o->dim);
     apply_kernel_options(o, &p);
+    p.rng = rng_path_named(PROGRAM, o->rng);
     return p;
 }
 

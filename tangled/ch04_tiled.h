@@ -9,7 +9,7 @@
 #define PROGRAM "ch04_tiled"
 enum { CH04_MAX_BLOCK = 4096 };   /* the largest tile side an option accepts */
 typedef struct {
-    const char *q_path, *k_path, *v_path, *out_path, *save_dir, *data_dir;
+    const char *q_path, *k_path, *v_path, *out_path, *save_dir, *data_dir, *rng;
     bool causal, reference, json;
     long window, block_q, block_k, seed, batch, heads, seq, seq_k, dim;
     double scale;                      /* 0: the default 1/sqrt(d) */

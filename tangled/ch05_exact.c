@@ -46,6 +46,7 @@ ch05_problem ch05_problem_new(const ch05_options *o)
     fa_require(fa_mul(values, 4 * sizeof(float) + 2 * sizeof(double))
                    + fa_mul(fa_mul(n, (size_t)o->dim + 1), sizeof(double)),
                "the inputs, outputs and references");
+    pr.p.rng = rng_path_named(PROGRAM, o->rng);
     draw_inputs(&pr.p, (uint32_t)o->seed, pr.qkv);
     pr.count = tensor_count(&pr.qkv[0]);
     pr.exact = fa_alloc(fa_mul(pr.count, sizeof(double)));
@@ -270,6 +271,7 @@ static void parse_ch05_options(int argc, char **argv, ch05_options *o)
         { "heads", OPT_INT, &o->heads, 1, 64, "H", "heads" },
         { "seq", OPT_INT, &o->seq, 1, 8192, "N", "sequence length" },
         { "dim", OPT_INT, &o->dim, 1, 512, "D", "head dimension" },
+        RNG_OPTION(&o->rng),
         { "json", OPT_FLAG, &o->json, 0, 0, NULL, "print the report as JSON" },
         { "data", OPT_STRING, &o->data_dir, 0, 0, "DIR",
           "write the figure's data to DIR" },

@@ -18,11 +18,11 @@ static const long ch05_windows[CH05_WINDOWS] = { 256, 64 };
 typedef struct {
     long seed, batch, heads, seq, dim;
     bool json;
-    const char *data_dir;
+    const char *data_dir, *rng;
 } ch05_options;
 
 static const ch05_options ch05_default_options = {
-    .seed = 0, .batch = 2, .heads = 4, .seq = 1024, .dim = 64 };
+    .seed = 0, .batch = 2, .heads = 4, .seq = 1024, .dim = 64, .rng = "scalar" };
 
 typedef struct {
     attn_params p;          /* sizes and the default scale; no mask, 64 x 64 tiles */

@@ -278,7 +278,8 @@ path_memory measure_in_fresh_process(path_kind kind, const attn_params *p,
 typedef struct {
     long seq, heads, dim, block, threads, tiled_rows, seed;
     bool json;
-    const char *data;
+    const char *data, *rng_name;
+    rng_path rng;           /* from rng_name, once the options are read */
 } ch06_settings;
 
 enum { MEASURED_SIZES = 4 };
@@ -298,6 +299,7 @@ static attn_params problem_at(const ch06_settings *s, size_t n)
 {
     attn_params p = attn_default(1, (size_t)s->heads, n, n, (size_t)s->dim);
     p.block_q = p.block_k = block_at(s, n);
+    p.rng = s->rng;
     return p;
 }
 
@@ -535,7 +537,7 @@ static void write_formulas(const char *dir, const ch06_settings *s, size_t small
 static ch06_settings read_settings(int argc, char **argv)
 {
     ch06_settings s = { .seq = 4096, .heads = 8, .dim = 64, .block = 128, .threads = 2,
-                        .tiled_rows = 128, .seed = 0 };
+                        .tiled_rows = 128, .seed = 0, .rng_name = "scalar" };
     const option opts[] = {
         { "seq", OPT_INT, &s.seq, 8, 1048576, "N", "largest length; also N/2, N/4, N/8" },
         { "heads", OPT_INT, &s.heads, 1, 1024, "H", "heads" },
@@ -546,6 +548,7 @@ static ch06_settings read_settings(int argc, char **argv)
         { "tiled-rows", OPT_INT, &s.tiled_rows, 0, 1048576, "R",
           "query rows per head for the tiled kernel, 0 = all" },
         { "seed", OPT_INT, &s.seed, 0, 4294967295.0, "S", "random seed" },
+        RNG_OPTION(&s.rng_name),
         { "json", OPT_FLAG, &s.json, 0, 0, NULL, "print JSON" },
         { "data", OPT_STRING, &s.data, 0, 0, "DIR", "write the figure data into DIR" },
     };
@@ -553,6 +556,7 @@ static ch06_settings read_settings(int argc, char **argv)
                   "Measure the memory of naive and tiled attention; "
                   "extrapolate to 128k tokens.",
                   opts, sizeof opts / sizeof opts[0]);
+    s.rng = rng_path_named("ch06_memory", s.rng_name);
     return s;
 }
 

@@ -51,10 +51,11 @@ double flop_ratio_closed_form(size_t T)   /* (T+1)/(2T): share of the scores com
 }
 
 attn_stats run_causal_kernel(size_t n, size_t heads, size_t d, size_t block,
-                             uint32_t seed)
+                             uint32_t seed, rng_path rng)
 {
     attn_params p = attn_default(1, heads, n, n, d);
     p.causal = true;
+    p.rng = rng;
     p.block_q = p.block_k = block;
     size_t count = fa_mul(heads, fa_mul(n, d));
     float *q = fa_alloc(fa_mul(count, 4)), *k = fa_alloc(fa_mul(count, 4));
@@ -77,7 +78,8 @@ bool kernel_agrees(attn_stats st, tile_counts c, size_t heads)
 typedef struct {
     long seq, heads, dim, map_block, seed;
     bool json;
-    const char *data;
+    const char *data, *rng_name;
+    rng_path rng;           /* from rng_name, once the options are read */
 } ch07_settings;
 
 static const size_t BLOCKS[] = { 128, 256, 512 };
@@ -109,7 +111,7 @@ static bool kernel_row(table *t, const ch07_settings *s, size_t block)
 {
     const size_t n = (size_t)s->seq, heads = (size_t)s->heads;
     attn_stats st = run_causal_kernel(n, heads, (size_t)s->dim, block,
-                                      (uint32_t)s->seed);
+                                      (uint32_t)s->seed, s->rng);
     bool agrees = kernel_agrees(st, count_causal_tiles(n, n, block, block), heads);
     char tiles[32];
     table_rowf(t, "%zu|%s|%zu|%zu|%zu|%s", block,
@@ -182,19 +184,21 @@ static void write_tile_map(const char *dir, size_t n, size_t block)
 static ch07_settings read_skip_settings(int argc, char **argv)
 {
     ch07_settings s = { .seq = 2048, .heads = 2, .dim = 64, .map_block = 256,
-                        .seed = 0 };
+                        .seed = 0, .rng_name = "scalar" };
     const option opts[] = {
         { "seq", OPT_INT, &s.seq, 1, 65536, "N", "sequence length" },
         { "heads", OPT_INT, &s.heads, 1, 64, "H", "heads of the kernel run" },
         { "dim", OPT_INT, &s.dim, 1, 1024, "D", "head dimension of the kernel run" },
         { "map-block", OPT_INT, &s.map_block, 1, 65536, "B", "block size of the tile map" },
         { "seed", OPT_INT, &s.seed, 0, 4294967295.0, "S", "random seed" },
+        RNG_OPTION(&s.rng_name),
         { "json", OPT_FLAG, &s.json, 0, 0, NULL, "print JSON" },
         { "data", OPT_STRING, &s.data, 0, 0, "DIR", "write the tile map into DIR" },
     };
     options_parse(argc, argv, "ch07_causal_skip",
                   "Count the tiles a causal mask lets the tiled kernel skip.",
                   opts, sizeof opts / sizeof opts[0]);
+    s.rng = rng_path_named("ch07_causal_skip", s.rng_name);
     return s;
 }
 

@@ -25,6 +25,6 @@ double skipped_fraction_closed_form(size_t T);
 double flop_ratio_closed_form(size_t T);
 bool closed_form_holds(tile_counts c, size_t T);
 attn_stats run_causal_kernel(size_t n, size_t heads, size_t d, size_t block,
-                             uint32_t seed);
+                             uint32_t seed, rng_path rng);
 bool kernel_agrees(attn_stats st, tile_counts c, size_t heads);
 #endif

@@ -91,7 +91,7 @@ Test(ch07_causal_skip, score_fraction_when_the_block_divides_n)
 
 Test(ch07_causal_skip, kernel_counts_at_2048)
 {
-    attn_stats st = run_causal_kernel(2048, 2, 16, 128, 0);
+    attn_stats st = run_causal_kernel(2048, 2, 16, 128, 0, RNG_SCALAR);
     cr_assert_eq(st.tiles_total, 512);
     cr_assert_eq(st.tiles_computed, 272);
     cr_assert_eq(st.tiles_skipped, 240);

@@ -90,7 +90,7 @@ Test(rng, randn_16_matches_torch_randn_4x4)
         "0.3223 -1.2633 0.3500 0.3081 0.1198 1.2377 1.1168 -0.2473");
 }
 
-Test(rng, randn_below_16_uses_the_scalar_path)
+Test(rng, randn_below_16_uses_the_scalar_sampler)
 {
     expect_seed_0_draws(torch_randn, 4, "1.5410 -0.2934 -2.1788 0.5684");
 }
@@ -164,6 +164,51 @@ Test(rng, the_running_max_of_row_0_rises_at_blocks_5_and_6)
     cr_assert_str_eq(rises, " 5 6");
 }
 
+static void randn_on_avx2(mt19937 *g, float *out, size_t count)
+{
+    g->path = RNG_AVX2;
+    torch_randn(g, out, count);
+}
+
+Test(rng, the_avx2_path_prints_the_famous_randn_4x4_too)
+{
+    expect_seed_0_draws(randn_on_avx2, 16,
+        "-1.1258 -1.1524 -0.2506 -0.4339 0.8487 0.6920 -0.3160 -2.1152 "
+        "0.3223 -1.2633 0.3500 0.3081 0.1198 1.2377 1.1168 -0.2473");
+    expect_seed_0_draws(randn_on_avx2, 4, "1.5410 -0.2934 -2.1788 0.5684");
+}
+
+Test(rng, the_two_paths_differ_in_the_bits_of_some_normals)
+{
+    static float scalar[4 * 2048], avx2[4 * 2048];
+    mt19937 g;
+    mt_seed(&g, 0);
+    torch_randn(&g, scalar, 4 * 2048);
+    mt_seed_path(&g, 0, RNG_AVX2);
+    torch_randn(&g, avx2, 4 * 2048);
+    size_t differ = 0;
+    for (size_t i = 0; i < 4 * 2048; i++) {
+        differ += memcmp(&scalar[i], &avx2[i], sizeof(float)) != 0;
+        cr_assert_lt(fabsf(scalar[i] - avx2[i]), 1e-5f);
+    }
+    cr_assert(differ > 0 && differ < 4 * 2048, "%zu differ", differ);
+}
+
+static void name_a_missing_path(void *unused)
+{
+    (void)unused;
+    rng_path_named("prog", "avx512");
+}
+
+Test(rng, paths_are_named_and_other_names_refused)
+{
+    cr_assert_eq(rng_path_named("prog", rng_path_name(RNG_AVX2)), RNG_AVX2);
+    cr_assert_eq(rng_path_named("prog", rng_path_name(RNG_SCALAR)), RNG_SCALAR);
+    captured c = run_captured(name_a_missing_path, NULL);
+    cr_assert_eq(c.status, 2);
+    cr_assert_str_eq(c.err, "prog: error: --rng must be scalar or avx2 (got 'avx512')\n");
+}
+
 static void expect_standard_normal(const float *x, size_t n)
 {
     double sum = 0, squares = 0;
@@ -176,14 +221,16 @@ static void expect_standard_normal(const float *x, size_t n)
     cr_assert(fabs(variance - 1.0) < 0.007, "variance %f", variance);
 }
 
-Test(rng, both_paths_give_standard_normals)
+Test(rng, every_sampler_gives_standard_normals)
 {
     enum { N = 1 << 20 };
     static float x[N];
     mt19937 g;
-    mt_seed(&g, 1);
-    torch_randn(&g, x, N);
-    expect_standard_normal(x, N);
+    for (int path = RNG_SCALAR; path <= RNG_AVX2; path++) {
+        mt_seed_path(&g, 1, (rng_path)path);
+        torch_randn(&g, x, N);
+        expect_standard_normal(x, N);
+    }
     for (size_t i = 0; i < N; i += 7)
         torch_randn(&g, x + i, i + 7 <= N ? 7 : N - i);
     expect_standard_normal(x, N);
