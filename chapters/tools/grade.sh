@@ -14,7 +14,10 @@ trap 'rm -f "$out"' EXIT
 "$bin" --tap=- --jobs=1 > "$out" 2>&1
 rc=$?
 awk -v ex="$ex" '
-    function check(s) { sub(/^(not )?ok - [^ ]* /, "", s); sub(/ \([0-9.]+s\)$/, "", s); return s }
+    function check(s) {
+        if (s ~ /unexpected signal/) { sub(/^not ok - /, "", s); sub(/ unexpected signal.*/, ": it crashed", s); return s }
+        sub(/^(not )?ok - [^ ]* /, "", s); sub(/ \([0-9.]+s\)$/, "", s); return s
+    }
     /^ok - /     { printf "exercise %s: pass  %s\n", ex, check($0); pass++; next }
     /^not ok - / { printf "exercise %s: FAIL  %s\n", ex, check($0); fail++; next }
     /Assertion failed: / { sub(/^.*Assertion failed: /, ""); printf "                    %s\n", $0; next }
