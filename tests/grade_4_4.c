@@ -21,7 +21,6 @@ static void check_tile(size_t q0, size_t rows, size_t k0, size_t cols, size_t va
     cr_assert_eq(got, want, "hint: queries %zu..%zu, keys %zu..%zu, nk_valid %zu: %s, not %s",
                  q0, q0 + rows - 1, k0, k0 + cols - 1, valid, kind[want], kind[got]);
 }
-
 static void check_every_tile(bool causal)
 {
     for (size_t valid = 0; valid <= 12; valid++)
