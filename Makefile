@@ -195,9 +195,10 @@ INSTRUCTOR  := book/instructor
 instructor: $(INSTRUCTOR)/index.html $(INSTRUCTOR)/flash-attention-instructor.pdf \
             $(INSTRUCTOR)/solutions.pdf
 
-$(B)/instructor/book.md: $(NW) $(TOOLS)/noweb2md.py $(BOOK_RECEIPTS)
+$(B)/instructor/book.md: $(NW) $(TOOLS)/edition.py $(TOOLS)/noweb2md.py $(BOOK_RECEIPTS)
 	@mkdir -p $(dir $@) && ln -sfn ../fig $(dir $@)fig
-	python3 $(TOOLS)/noweb2md.py --receipts $(B)/receipts -o $@ $(NW)
+	python3 $(TOOLS)/edition.py instructor $(B)/edition/instructor $(NW)
+	python3 $(TOOLS)/noweb2md.py --receipts $(B)/receipts -o $@ $(NW:chapters/%=$(B)/edition/instructor/%)
 
 $(B)/solutions/book.md: $(NW) $(TOOLS)/edition.py $(TOOLS)/noweb2md.py $(BOOK_RECEIPTS)
 	@mkdir -p $(dir $@) && ln -sfn ../fig $(dir $@)fig

@@ -19,7 +19,8 @@ A coding exercise N.k is written in its chapter as
 
 The editions:
 
-  instructor  the sources unchanged: starters, solutions and wrong variants.
+  instructor  everything: starters, solutions and wrong variants (the fences
+              of the solution divs are dropped, their content kept).
   book        the default book (and student) edition: every `::: {.solution}`
   student     div is removed, and every reference to a solution chunk is
               turned into a reference to the starter of the same name, so
@@ -42,7 +43,7 @@ import sys
 
 PROG = "edition"
 DEF = re.compile(r"^<<(.*)>>=\s*$")
-SOLUTION_REF = re.compile(r"<<solution (\S+): ([^>]*)>>(?!=)")
+SOLUTION_REF = re.compile(r"<<solution ([0-9A-Z]+\.[0-9]+): ([^>]*)>>(?!=)")
 DIV_OPEN = re.compile(r"^:::+\s*\{[^}]*\.solution\b[^}]*\}\s*$")
 DIV_ANY_OPEN = re.compile(r"^:::+\s*(\{.*\}|\S+)\s*$")
 DIV_CLOSE = re.compile(r"^:::+\s*$")
@@ -73,6 +74,23 @@ def drop_solution_divs(lines, path):
             depth += 1
     if depth:
         die("%s:%d: ::: {.solution} div is never closed" % (path, start))
+    return out
+
+
+def unwrap_solution_divs(lines):
+    """The lines without the fences of ::: {.solution} divs, their content kept
+    (the weave's filter works on top-level blocks: chunks must not be nested)."""
+    out, stack = [], []
+    for line in lines:
+        if DIV_OPEN.match(line):
+            stack.append(True)
+            continue
+        if stack and DIV_CLOSE.match(line):
+            if stack.pop():
+                continue
+        elif stack and DIV_ANY_OPEN.match(line):
+            stack.append(False)
+        out.append(line)
     return out
 
 
@@ -113,9 +131,9 @@ def edition(mode, path, lines):
     if mode in ("book", "student"):
         return use_chunk(drop_solution_divs(lines, path), "starter")
     if mode == "instructor":
-        return lines
+        return unwrap_solution_divs(lines)
     if mode == "solutions":
-        return exercises_section(lines, path)
+        return unwrap_solution_divs(exercises_section(lines, path))
     die("unknown edition %r" % mode)
 
 
