@@ -57,7 +57,7 @@ def plain(s):
     s = re.sub(r"\[\[(.*?)\]\]", r"\1", s)
     s = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", s)
     s = s.replace("*", "").replace("`", "").replace("$", "")
-    return re.sub(r"\s+", " ", s).strip()
+    return re.sub(r"\s+", " ", s).strip().rstrip(".")
 
 
 def read(path):
