@@ -39,7 +39,7 @@ STUDENT_EDITION := $(wildcard .student-edition)
 
 .PHONY: all tangle programs receipts figures html pdf check check-tangle \
         check-unit check-cli clean help deps grade check-graders check-exercises \
-        instructor student
+        instructor student check-student
 
 all: html pdf
 
@@ -54,6 +54,7 @@ help:
 	@echo "make instructor book/instructor/: the book with solutions, and a PDF of the solutions alone"
 	@echo "make student    dist/flash-attention-student/ (and .tar.gz): what a student is handed"
 	@echo "make check-graders  every grader passes its solution, fails its starter and its wrong variant"
+	@echo "make check-student  make student, then: no solutions in it, make grade works there"
 	@echo "make clean      remove everything built"
 
 # ---------------------------------------------------------------- tools
@@ -231,6 +232,10 @@ student: $(B)/deps.stamp
 	  $(NW:chapters/%=chapters/%) > /dev/null && rm -rf .build
 	tar -czf $(STUDENT).tar.gz -C $(dir $(STUDENT)) $(notdir $(STUDENT))
 	@echo "student edition: $(STUDENT)/ and $(STUDENT).tar.gz"
+
+# The student edition, checked as a student would use it (run by .ci/run).
+check-student: student
+	sh $(TOOLS)/check-student.sh $(STUDENT) $(subst _,.,$(GRADERS:grade_%=%))
 
 # ---------------------------------------------------------------- grade
 GRADE_BIN   := $(if $(filter grade_$(subst .,_,$(EX)),$(GRADERS)),$(B)/bin/grade_$(subst .,_,$(EX)))
