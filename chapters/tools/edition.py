@@ -33,7 +33,7 @@ The editions:
 
 Files are written to OUTDIR under their own base names, and rewritten only
 when their bytes change.  A solution or wrong chunk outside a solution div
-is an error (it would leak into the student's book).
+is left out with a warning (its prose stays: put it in a div).
 Python 3 standard library only.
 """
 
@@ -56,17 +56,30 @@ def die(msg):
 
 
 def drop_solution_divs(lines, path):
-    """The lines outside every ::: {.solution} div; nested divs are counted."""
-    out, depth, start = [], 0, 0
+    """The lines outside every ::: {.solution} div; nested divs are counted.
+    A solution or wrong chunk found outside a div is dropped too (up to its
+    closing @ line), with a warning: it must never reach the student."""
+    out, depth, start, skipping = [], 0, 0, False
     for n, line in enumerate(lines, 1):
+        if skipping:
+            if line.startswith("@") and (len(line) == 1 or line[1] in " \t\n"):
+                skipping = False
+                out.append("@\n")   # its %def names go with it
+                continue
+            elif DEF.match(line):
+                skipping = False
+            else:
+                continue
         if depth == 0:
             if DIV_OPEN.match(line):
                 depth, start = 1, n
                 continue
             name = DEF.match(line)
             if name and HIDDEN.match(name.group(1)):
-                die("%s:%d: <<%s>> is outside a ::: {.solution} div"
-                    % (path, n, name.group(1)))
+                sys.stderr.write("%s: warning: %s:%d: <<%s>> is outside a ::: {.solution} "
+                                 "div; left out, its prose is not\n" % (PROG, path, n, name.group(1)))
+                skipping = True
+                continue
             out.append(line)
         elif DIV_CLOSE.match(line):
             depth -= 1
