@@ -16,7 +16,8 @@ with KIND one of concept, predict-then-run, code.  N is the chapter's number
 
   receipts  writes OUTDIR/exercises.json and exercises.txt in the shape of a
             chapter program's receipts: table "all" (one row per exercise)
-            and facts (counts per kind, totals), for the instructors' page.
+            (exercise, kind, difficulty, time, practises) and facts (counts per
+            kind, totals), for the instructors' page.
   check     prints "ok - ..." / "not ok - ..." per rule (make check-exercises):
             3-6 exercises per chapter numbered 1..k, at least one
             predict-then-run that runs the chapter's program and one code
@@ -156,14 +157,14 @@ def receipts(outdir, files):
             counts[e["kind"]] = counts.get(e["kind"], 0) + 1
             total_minutes += minutes(e)
             rows.append([e["id"], e["kind"], "%s %s" % (e["mark"], MARKS.get(e["mark"], "?")),
-                         fmt_minutes(minutes(e)), e["practises"], e["checked"]])
+                         fmt_minutes(minutes(e)), e["practises"]])
     facts["total"] = str(len(rows))
     for k in KINDS:
         facts[k.replace("-", "_")] = str(counts[k])
     facts["hours"] = "%.0f" % (total_minutes / 60)
     facts["chapters"] = str(len({r[0].split(".")[0] for r in rows}))
     table = {"title": "Every exercise of the book",
-             "columns": ["exercise", "kind", "difficulty", "time", "practises", "checked by"],
+             "columns": ["exercise", "kind", "difficulty", "time", "practises"],
              "rows": rows}
     text = ["Exercises: %s (%s concept, %s predict-then-run, %s code), about %s hours"
             % (facts["total"], facts["concept"], facts["predict_then_run"], facts["code"], facts["hours"])]
