@@ -2,7 +2,9 @@
 #
 #   make          install missing tools (as root), tangle, build the chapter
 #                 programs, run them for receipts, draw figures, weave the books
-#   make check    every Criterion test, every command-line test, the tangle check
+#   make check    every Criterion test, every command-line test, the tangle check,
+#                 the exercises' format and their graders
+#   make grade EX=4.1   grade one coding exercise (see the instructors' page)
 #   make help     the other targets
 #
 # Everything under .build/ is scratch; tangled/ kernels/ tests/ figures/ are
@@ -36,13 +38,19 @@ LDLIBS      := -Wl,--as-needed -lopenblas -lpthread -lm
 TEST_LDLIBS := -lcriterion $(LDLIBS)
 
 # Book order: front matter, chapters, the harness appendix, other appendices
-# (app_*.nw), back matter.
+# (app_*.nw), the instructors' page last among them, back matter.
 NW          := $(wildcard chapters/front.nw) $(sort $(wildcard chapters/ch*.nw)) \
-               $(wildcard chapters/harness.nw) $(sort $(wildcard chapters/app_*.nw)) $(wildcard chapters/back.nw)
+               $(wildcard chapters/harness.nw) \
+               $(sort $(filter-out chapters/app_instructors.nw,$(wildcard chapters/app_*.nw))) \
+               $(wildcard chapters/app_instructors.nw) $(wildcard chapters/back.nw)
 TOOLS       := chapters/tools
+# The student edition (make student) carries this file: its chapters hold
+# starters, not solutions, so the checks of solutions are left out there.
+STUDENT_EDITION := $(wildcard .student-edition)
 
 .PHONY: all tangle programs receipts figures html pdf check check-tangle \
-        check-unit check-cli check-valgrind fuzz clean help deps peer-check
+        check-unit check-cli check-valgrind fuzz clean help deps peer-check \
+        grade check-graders check-exercises instructor student check-student
 
 all: html pdf
 
@@ -52,10 +60,15 @@ help:
 	@echo "make programs   only the chapter programs (./ch02_online_softmax ...)"
 	@echo "make receipts   run the programs; their output lands in $(B)/receipts/"
 	@echo "make html | pdf one of the two books"
-	@echo "make check      unit tests (Criterion), command-line tests, tangle check"
-	@echo "make check SAN=1  the same, built with AddressSanitizer + UBSan (leak detection on)"
+		@echo "make check SAN=1  the same, built with AddressSanitizer + UBSan (leak detection on)"
 	@echo "make check-valgrind  every chapter program under valgrind memcheck (AVX2 build)"
 	@echo "make fuzz       fuzz the .npy reader for FUZZ_SECONDS (300) with libFuzzer (clang)"
+	@echo "make check      unit tests (Criterion), command-line tests, tangle check, exercises and graders"
+	@echo "make grade EX=4.1   grade coding exercise 4.1: one line per check, a hint for each failure"
+	@echo "make instructor book/instructor/: the book with solutions, and a PDF of the solutions alone"
+	@echo "make student    dist/flash-attention-student/ (and .tar.gz): what a student is handed"
+	@echo "make check-graders  every grader passes its solution, fails its starter and its wrong variant"
+	@echo "make check-student  make student, then: no solutions in it, make grade works there"
 	@echo "make clean      remove everything built"
 	@echo "make peer-check PYTHON=/path/to/python   compare live with a PyTorch (never needed by make or check)"
 
@@ -82,6 +95,7 @@ KERNEL_SRC  := $(filter kernels/%.c,$(ROOTS))
 PROGRAMS    := $(patsubst tangled/%.c,%,$(filter tangled/%.c,$(ROOTS)))
 UNIT_TESTS  := $(patsubst tests/%.c,%,$(filter tests/test_%.c,$(ROOTS)))
 CLI_TESTS   := $(filter tests/cli_%.sh,$(ROOTS))
+GRADERS     := $(patsubst tests/%.c,%,$(filter tests/grade_%.c,$(ROOTS)))
 FIGURE_GP   := $(filter figures/%.gp,$(ROOTS))
 FIGURES     := $(patsubst figures/%.gp,%,$(FIGURE_GP))
 
@@ -124,6 +138,17 @@ $(B)/bin/$(1): $(B)/obj/tests/$(1).o $(if $(filter tangled/$(1:test_%=%).c,$(ROO
 endef
 $(foreach t,$(UNIT_TESTS),$(eval $(call test_rule,$(t))))
 
+# grade_N_k (exercise N.k) links the student's file tests/ex_N_k.c, chapter
+# N's functions when chapter N has a program, and the library.
+ex_chapter  = $(firstword $(subst _, ,$(1:grade_%=%)))
+ex_program  = $(firstword $(filter ch0$(call ex_chapter,$(1))_% ch$(call ex_chapter,$(1))_%,$(PROGRAMS)))
+define grader_rule
+$(B)/bin/$(1): $(B)/obj/tests/$(1).o $(if $(filter tests/ex_$(1:grade_%=%).c,$(ROOTS)),$(B)/obj/tests/ex_$(1:grade_%=%).o) $(if $(call ex_program,$(1)),$(B)/obj/tangled/$(call ex_program,$(1)).chapter.o) $(B)/libfa.a
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(OPT) -o $$@ $$^ $$(TEST_LDLIBS)
+endef
+$(foreach g,$(GRADERS),$(eval $(call grader_rule,$(g))))
+
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
 
 # ---------------------------------------------------------------- receipts
@@ -137,6 +162,12 @@ $(B)/receipts/%.json: %
 
 $(B)/receipts/%.txt: $(B)/receipts/%.json
 	python3 -c 'import json,sys; sys.stdout.write(json.load(open(sys.argv[1]))["text"])' $< > $@.$$$$.tmp && mv $@.$$$$.tmp $@
+
+# The exercises' own receipts (exercises.json, .txt): the instructors'
+# page splices its table from the exercises' headings.
+$(B)/receipts/exercises.json: $(NW) $(TOOLS)/exercises.py
+	@mkdir -p $(dir $@)
+	python3 $(TOOLS)/exercises.py receipts $(B)/receipts $(NW)
 
 # ---------------------------------------------------------------- figures
 # figures/chNN_name.gp draws from the data its chapter's program wrote.
@@ -154,8 +185,16 @@ $(foreach f,$(FIGURES),$(eval $(call figure_rule,$(f))))
 figures: $(FIGURES:%=$(B)/fig/%.svg) $(FIGURES:%=$(B)/fig/%.pdf)
 
 # ---------------------------------------------------------------- weave
-$(B)/book.md: $(NW) $(TOOLS)/noweb2md.py $(PROGRAMS:%=$(B)/receipts/%.json) $(PROGRAMS:%=$(B)/receipts/%.txt)
-	python3 $(TOOLS)/noweb2md.py --receipts $(B)/receipts -o $@ $(NW)
+# The default book has no solutions: it is woven from copies of the chapters
+# with every solution left out (chapters/tools/edition.py).
+BOOK_RECEIPTS := $(PROGRAMS:%=$(B)/receipts/%.json) $(PROGRAMS:%=$(B)/receipts/%.txt) \
+                 $(B)/receipts/exercises.json
+$(B)/edition/book.stamp: $(NW) $(TOOLS)/edition.py
+	python3 $(TOOLS)/edition.py book $(B)/edition/book $(NW)
+	@touch $@
+
+$(B)/book.md: $(B)/edition/book.stamp $(TOOLS)/noweb2md.py $(BOOK_RECEIPTS)
+	python3 $(TOOLS)/noweb2md.py --receipts $(B)/receipts -o $@ $(NW:chapters/%=$(B)/edition/book/%)
 
 html: book/index.html
 pdf: book/flash-attention.pdf
@@ -169,9 +208,78 @@ book/index.html: $(B)/book.md $(FIGURES:%=$(B)/fig/%.svg) $(TOOLS)/weave-html.sh
 book/flash-attention.pdf: $(B)/book.md $(FIGURES:%=$(B)/fig/%.pdf) $(TOOLS)/weave-pdf.sh $(wildcard $(TOOLS)/*.tex $(TOOLS)/*.lua)
 	sh $(TOOLS)/weave-pdf.sh $< $@
 
+# ---------------------------------------------------------------- editions
+# make instructor: the whole book with the solutions, and the solutions alone.
+INSTRUCTOR  := book/instructor
+instructor: $(INSTRUCTOR)/index.html $(INSTRUCTOR)/flash-attention-instructor.pdf \
+            $(INSTRUCTOR)/solutions.pdf
+
+$(B)/instructor/book.md: $(NW) $(TOOLS)/edition.py $(TOOLS)/noweb2md.py $(BOOK_RECEIPTS)
+	@mkdir -p $(dir $@) && ln -sfn ../fig $(dir $@)fig
+	python3 $(TOOLS)/edition.py instructor $(B)/edition/instructor $(NW)
+	python3 $(TOOLS)/noweb2md.py --receipts $(B)/receipts -o $@ $(NW:chapters/%=$(B)/edition/instructor/%)
+
+$(B)/solutions/book.md: $(NW) $(TOOLS)/edition.py $(TOOLS)/noweb2md.py $(BOOK_RECEIPTS)
+	@mkdir -p $(dir $@) && ln -sfn ../fig $(dir $@)fig
+	rm -rf $(B)/edition/solutions
+	python3 $(TOOLS)/edition.py solutions $(B)/edition/solutions $(NW)
+	python3 $(TOOLS)/noweb2md.py --receipts $(B)/receipts -o $@ \
+	  $$(ls $(B)/edition/solutions/*.nw | sort)
+
+$(INSTRUCTOR)/index.html: $(B)/instructor/book.md $(FIGURES:%=$(B)/fig/%.svg) $(TOOLS)/weave-html.sh
+	sh $(TOOLS)/weave-html.sh $< $@
+$(INSTRUCTOR)/flash-attention-instructor.pdf: $(B)/instructor/book.md $(FIGURES:%=$(B)/fig/%.pdf) $(TOOLS)/weave-pdf.sh
+	sh $(TOOLS)/weave-pdf.sh $< $@
+$(INSTRUCTOR)/solutions.pdf: $(B)/solutions/book.md $(FIGURES:%=$(B)/fig/%.pdf) $(TOOLS)/weave-pdf.sh
+	sh $(TOOLS)/weave-pdf.sh $< $@
+
+# make student: the folder (and tarball) a student is handed: the chapters
+# with starters in place of solutions, what they tangle to (graders
+# included), the tools, this Makefile and the README.  There
+# `make grade EX=N.k` tangles the student's chunk and grades it.
+STUDENT     := dist/flash-attention-student
+student: $(B)/deps.stamp
+	rm -rf $(STUDENT) $(STUDENT).tar.gz
+	mkdir -p $(STUDENT)/chapters
+	python3 $(TOOLS)/edition.py student $(STUDENT)/chapters $(NW)
+	cp -R $(TOOLS) $(STUDENT)/chapters/tools
+	cp chapters/README.md $(STUDENT)/chapters/
+	cp Makefile README.md .gitignore $(STUDENT)/
+	touch $(STUDENT)/.student-edition
+	cd $(STUDENT) && sh chapters/tools/tangle.sh .build/roots.mk .build/L \
+	  $(NW:chapters/%=chapters/%) > /dev/null && rm -rf .build
+	tar -czf $(STUDENT).tar.gz -C $(dir $(STUDENT)) $(notdir $(STUDENT))
+	@echo "student edition: $(STUDENT)/ and $(STUDENT).tar.gz"
+
+# The student edition, checked as a student would use it (run by .ci/run).
+check-student: student
+	sh $(TOOLS)/check-student.sh $(STUDENT) $(subst _,.,$(GRADERS:grade_%=%))
+
+# ---------------------------------------------------------------- grade
+GRADE_BIN   := $(if $(filter grade_$(subst .,_,$(EX)),$(GRADERS)),$(B)/bin/grade_$(subst .,_,$(EX)))
+grade: $(GRADE_BIN)
+	@if [ -z "$(GRADE_BIN)" ]; then \
+	  echo "make grade: EX=N.k names a coding exercise: $(subst _,.,$(GRADERS:grade_%=%))" >&2; exit 2; fi
+	@sh $(TOOLS)/grade.sh $(GRADE_BIN) $(EX)
+
 # ---------------------------------------------------------------- check
-check: check-tangle check-unit check-cli
+check: check-tangle check-unit check-cli $(if $(STUDENT_EDITION),,check-exercises check-graders)
 	@sh $(TOOLS)/summary.sh $(B)/check
+
+# Every chapter's exercises in the book's one format (exercises.py check).
+check-exercises: | $(B)/deps.stamp
+	@mkdir -p $(B)/check
+	@echo "== exercises"
+	@python3 $(TOOLS)/exercises.py check $(NW) > $(B)/check/exercises.log.tmp 2>&1; rc=$$?; \
+	  grep -v '^ok' $(B)/check/exercises.log.tmp; mv $(B)/check/exercises.log.tmp $(B)/check/exercises.log; exit $$rc
+
+# Every grader passes its solution and fails its starter and its wrong variant.
+check-graders: $(GRADERS:%=$(B)/bin/%)
+	@mkdir -p $(B)/check
+	@echo "== graders"
+	@sh $(TOOLS)/prove-graders.sh $(B) "$(CC) $(CPPFLAGS) $(CFLAGS)" "$(TEST_LDLIBS)" $(NW) \
+	  > $(B)/check/graders.log.tmp 2>&1; rc=$$?; cat $(B)/check/graders.log.tmp; \
+	  mv $(B)/check/graders.log.tmp $(B)/check/graders.log; exit $$rc
 
 # Unit tests run one binary per make job; each leaves a log for the summary.
 check-unit: $(UNIT_TESTS:%=$(B)/check/%.log)
@@ -259,5 +367,5 @@ clean-html:
 	rm -f book/*.html book/book.css
 
 clean:
-	rm -rf $(B) book/index.html book/flash-attention.pdf book/katex book/fig $(PROGRAMS) \
+	rm -rf $(B) book/index.html book/flash-attention.pdf book/katex book/fig book/instructor dist $(PROGRAMS) \
 	  $(patsubst tangled/%.c,%,$(wildcard tangled/*.c))

@@ -57,45 +57,54 @@ void append_block_name(char *names, size_t size, size_t b, bool last)
     snprintf(names + used, size - used, "%s%zu", sep, b);
 }
 
+static const char *walkthrough_title(size_t block)
+{
+    static const char *const titles[] = { "Six logits in blocks of one",
+        "Six logits in blocks of two", "Six logits in blocks of three",
+        "Six logits in blocks of four", "Six logits in blocks of five",
+        "Six logits in one block of six" };
+    return titles[block - 1];
+}
 static void report_walkthrough(report *r, const stream_step steps[], size_t blocks)
 {
     static const char *const columns[] = { "block", "logits", "block max",
         "running max", "correction", "ℓ", NULL };
-    table *t = report_table(r, "walkthrough", "Six logits in blocks of two", columns);
+    table *t = report_table(r, "walkthrough", walkthrough_title(steps[0].count), columns);
     for (size_t b = 0; b < blocks; b++) {
-        char logits[64], bm[32], rm[32], c[32], l[32];
-        snprintf(logits, sizeof logits, "%.1f %.1f",
-                 walkthrough_logits[steps[b].first], walkthrough_logits[steps[b].first + 1]);
+        char logits[64] = "", bm[32], rm[32], c[32], l[32];
+        for (size_t j = 0; j < steps[b].count; j++)
+            snprintf(logits + strlen(logits), sizeof logits - strlen(logits), "%s%.1f",
+                     j ? " " : "", walkthrough_logits[steps[b].first + j]);
         table_rowf(t, "%zu|%s|%s|%s|%s|%s", b + 1, logits,
                    fmt_num(bm, steps[b].block_max), fmt_num(rm, steps[b].running_max),
                    b == 0 ? "-" : fmt_num(c, steps[b].correction), fmt_num(l, steps[b].sum));
     }
-    char buf[32];
-    report_fact_labeled(r, "ell_1", "ℓ after block 1",
-                        fmt_num(buf, steps[0].sum));
-    report_fact_labeled(r, "correction_2", "correction at block 2",
-                        fmt_num(buf, steps[1].correction));
-    report_fact_labeled(r, "ell_2", "ℓ after block 2",
-                        fmt_num(buf, steps[1].sum));
-    report_fact_labeled(r, "correction_3", "correction at block 3",
-                        fmt_num(buf, steps[2].correction));
-    report_fact_labeled(r, "ell_3", "ℓ after block 3",
-                        fmt_num(buf, steps[2].sum));
+    for (size_t b = 0; b < blocks; b++) {
+        char key[32], label[48], buf[32];
+        if (b > 0) {
+            snprintf(key, sizeof key, "correction_%zu", b + 1);
+            snprintf(label, sizeof label, "correction at block %zu", b + 1);
+            report_fact_labeled(r, key, label, fmt_num(buf, steps[b].correction));
+        }
+        snprintf(key, sizeof key, "ell_%zu", b + 1);
+        snprintf(label, sizeof label, "ℓ after block %zu", b + 1);
+        report_fact_labeled(r, key, label, fmt_num(buf, steps[b].sum));
+    }
 }
 
-static void report_rebase_checks(report *r, const stream_step steps[])
+static void report_rebase_checks(report *r, const stream_step steps[], size_t blocks)
 {
     const float *x = walkthrough_logits;
-    float multiplied = steps[0].sum * steps[1].correction;
-    float recomputed = sum_exp_below(x, WALKTHROUGH_BLOCK, steps[1].running_max);
-    float one_shot = sum_exp_below(x, WALKTHROUGH_N, block_max(x, WALKTHROUGH_N));
     char buf[32];
-    report_fact_labeled(r, "rebase_multiply", "rebased", fmt_num(buf, multiplied));
-    report_fact_labeled(r, "rebase_recompute", "recomputed", fmt_num(buf, recomputed));
-    report_fact_labeled(r, "streamed", "streamed sum",
-                    fmt_num(buf, steps[2].sum));
-    report_fact_labeled(r, "one_shot", "one-shot sum",
-                    fmt_num(buf, one_shot));
+    if (blocks > 1) {   /* one block of six has nothing to rebase */
+        float multiplied = steps[0].sum * steps[1].correction;
+        float recomputed = sum_exp_below(x, steps[0].count, steps[1].running_max);
+        report_fact_labeled(r, "rebase_multiply", "rebased", fmt_num(buf, multiplied));
+        report_fact_labeled(r, "rebase_recompute", "recomputed", fmt_num(buf, recomputed));
+    }
+    float one_shot = sum_exp_below(x, WALKTHROUGH_N, block_max(x, WALKTHROUGH_N));
+    report_fact_labeled(r, "streamed", "streamed sum", fmt_num(buf, steps[blocks - 1].sum));
+    report_fact_labeled(r, "one_shot", "one-shot sum", fmt_num(buf, one_shot));
 }
 
 static void report_firings(report *r, const stream_step steps[], size_t blocks)
@@ -169,6 +178,15 @@ static float *reference_logits(unsigned long seed, rng_path path)
     return logits;
 }
 
+void run_walkthrough(report *r, size_t block, const char *data_dir)
+{
+    stream_step walk[WALKTHROUGH_N];
+    size_t walk_blocks = stream_row(walkthrough_logits, WALKTHROUGH_N, block, walk);
+    report_walkthrough(r, walk, walk_blocks);
+    report_rebase_checks(r, walk, walk_blocks);
+    if (data_dir)
+        write_rebase_data(data_dir, walk, walk_blocks);
+}
 int main(int argc, char **argv)
 {
     long seed = 0, row = 0, block = 64;
@@ -186,12 +204,7 @@ int main(int argc, char **argv)
                   "Online softmax: the running max, the running sum and the one-multiply rebase.",
                   opts, sizeof opts / sizeof opts[0]);
     report *r = report_new("ch02_online_softmax", json);
-    stream_step walk[WALKTHROUGH_N / WALKTHROUGH_BLOCK];
-    size_t walk_blocks = stream_row(walkthrough_logits, WALKTHROUGH_N, WALKTHROUGH_BLOCK, walk);
-    report_walkthrough(r, walk, walk_blocks);
-    report_rebase_checks(r, walk);
-    if (data_dir)
-        write_rebase_data(data_dir, walk, walk_blocks);
+    run_walkthrough(r, WALKTHROUGH_BLOCK, data_dir);
     float *logits = reference_logits((unsigned long)seed, rng_path_named("ch02_online_softmax", rng));
     size_t max_blocks = (DEMO_COLS + (size_t)block - 1) / (size_t)block;
     stream_step *steps = fa_alloc(max_blocks * sizeof *steps);

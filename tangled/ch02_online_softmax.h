@@ -4,6 +4,7 @@
 #define CH02_ONLINE_SOFTMAX_H
 #include <stdbool.h>
 #include <stddef.h>
+#include "harness.h"
 typedef struct {
     size_t first, count;      /* which logits the block holds      */
     float  block_max;         /* the block's own largest logit      */
@@ -19,4 +20,5 @@ typedef struct {
 size_t stream_row(const float *x, size_t n, size_t block, stream_step steps[]);
 firing_summary summarize_firings(const stream_step steps[], size_t blocks);
 double harmonic_number(size_t count);
+void run_walkthrough(report *r, size_t block, const char *data_dir);
 #endif

@@ -2,6 +2,8 @@
 #include <criterion/new/assert.h>
 #include <math.h>
 #include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "harness.h"
 #include "online_softmax.h"
@@ -32,6 +34,34 @@ Test(ch02, one_multiply_equals_recomputation)
     expect_printed(sum_exp_below(six, 2, 1.8f), "0.6532");
     cr_expect(ieee_ulp_eq(flt, s[0].sum * s[1].correction, sum_exp_below(six, 2, 1.8f), 2));
     cr_expect(ieee_ulp_eq(flt, s[2].sum, sum_exp_below(six, 6, 1.8f), 4));
+}
+static char *walkthrough_json(size_t block)
+{
+    report *r = report_new("walkthrough", true);
+    run_walkthrough(r, block, NULL);
+    FILE *f = tmpfile();
+    cr_assert_not_null(f);
+    report_finish(r, f);
+    long size = ftell(f);
+    char *json = calloc((size_t)size + 1, 1);
+    rewind(f);
+    cr_assert_eq(fread(json, 1, (size_t)size, f), (size_t)size);
+    fclose(f);
+    return json;
+}
+Test(ch02, the_walkthrough_works_at_every_block_size)
+{
+    static const char *const titles[] = { "in blocks of one", "in blocks of two",
+        "in blocks of three", "in blocks of four", "in blocks of five", "in one block of six" };
+    for (size_t block = 1; block <= 6; block++) {
+        char *json = walkthrough_json(block), last[16];
+        snprintf(last, sizeof last, "ell_%zu", (6 + block - 1) / block);
+        cr_expect(json_fact_is(json, "streamed", "2.5598"), "block %zu: streamed sum", block);
+        cr_expect(json_fact_is(json, "one_shot", "2.5598"), "block %zu: one-shot sum", block);
+        cr_expect(json_fact_is(json, last, "2.5598"), "block %zu: %s", block, last);
+        cr_expect(strstr(json, titles[block - 1]) != NULL, "block %zu: title", block);
+        free(json);
+    }
 }
 
 static float *seed0_logits_times_8(void)
