@@ -31,7 +31,7 @@ NW          := $(wildcard chapters/front.nw) $(sort $(wildcard chapters/ch*.nw))
 TOOLS       := chapters/tools
 
 .PHONY: all tangle programs receipts figures html pdf check check-tangle \
-        check-unit check-cli clean help deps
+        check-unit check-cli clean help deps bench
 
 all: html pdf
 
@@ -42,6 +42,8 @@ help:
 	@echo "make receipts   run the programs; their output lands in $(B)/receipts/"
 	@echo "make html | pdf one of the two books"
 	@echo "make check      unit tests (Criterion), command-line tests, tangle check"
+	@echo "make bench      the benchmark of chapters 8 on (minutes): results in chapters/recorded/bench.txt;"
+	@echo "                PYTHON=/path/to/python adds PyTorch as a peer, BENCH_ARGS=--quick a short sweep"
 	@echo "make clean      remove everything built"
 
 # ---------------------------------------------------------------- tools
@@ -109,7 +111,7 @@ $(B)/bin/$(1): $(B)/obj/tests/$(1).o $(if $(filter tangled/$(1:test_%=%).c,$(ROO
 endef
 $(foreach t,$(UNIT_TESTS),$(eval $(call test_rule,$(t))))
 
--include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
+-include $(shell find $(B)/obj $(B)/avx2 -name '*.d' 2>/dev/null)
 
 # ---------------------------------------------------------------- receipts
 # One run per program: JSON on stdout (its "text" member is the text output),
@@ -122,6 +124,44 @@ $(B)/receipts/%.json: %
 
 $(B)/receipts/%.txt: $(B)/receipts/%.json
 	python3 -c 'import json,sys; sys.stdout.write(json.load(open(sys.argv[1]))["text"])' $< > $@.$$$$.tmp && mv $@.$$$$.tmp $@
+
+# ---------------------------------------------------------------- chapter 8's measurements
+# Chapter 8 reads chapter 1's measured machine, the traffic cachegrind measured,
+# and the recorded benchmark. Valgrind cannot run AVX-512 code, so cachegrind
+# runs a copy of the program built for AVX2, on a fixed simulated cache.
+AVX2_OPT    := -O2 -mavx2 -mfma -fvect-cost-model=dynamic
+CG_GEOMETRY := --D1=32768,8,64 --LL=2097152,16,64
+BENCH_FILE  := chapters/recorded/bench.txt
+ifneq ($(filter ch08_fused_timing,$(PROGRAMS)),)
+$(B)/receipts/ch08_fused_timing.json: $(B)/data/ch08_cachegrind_naive.txt \
+    $(B)/data/ch08_cachegrind_fused.txt $(B)/receipts/ch01_memory_ladder.json $(wildcard $(BENCH_FILE))
+endif
+
+$(B)/avx2/obj/%.o: $(B)/L/%.c $(B)/flags.txt | $(B)/roots.mk
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CSTD) $(AVX2_OPT) -g -MMD -MP -c $< -o $@
+
+$(B)/avx2/ch08_fused_timing: $(B)/avx2/obj/tangled/ch08_fused_timing.o $(KERNEL_SRC:%.c=$(B)/avx2/obj/%.o)
+	$(CC) $(AVX2_OPT) -o $@ $^ $(LDLIBS)
+
+$(B)/data/ch08_cachegrind_%.txt: $(B)/avx2/ch08_fused_timing
+	@mkdir -p $(B)/data
+	@echo "# $(CG_GEOMETRY)" > $@.tmp
+	OPENBLAS_CORETYPE=Haswell OPENBLAS_NUM_THREADS=1 valgrind --tool=cachegrind \
+	  --cache-sim=yes $(CG_GEOMETRY) --cachegrind-out-file=/dev/null \
+	  $< --traffic-run $* --isa avx2 2>> $@.tmp && mv $@.tmp $@
+
+# make bench: every benchmarking program's --bench, one results file.
+BENCH_PROGRAMS := $(filter ch08_% ch09_% ch10_%,$(PROGRAMS))
+bench: $(BENCH_PROGRAMS)
+	@mkdir -p $(dir $(BENCH_FILE))
+	@{ echo "# make bench: date $$(date -u +%Y-%m-%dT%H:%MZ) commit $$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$$(git diff --quiet HEAD 2>/dev/null || echo +changes)"; \
+	  for p in $(BENCH_PROGRAMS); do \
+	    echo "bench: ./$$p --bench $(BENCH_ARGS)" >&2; \
+	    ./$$p --bench $(BENCH_ARGS) $(if $(PYTHON),--python $(PYTHON)) || exit 1; \
+	  done; } > $(BENCH_FILE).tmp
+	@mv $(BENCH_FILE).tmp $(BENCH_FILE)
+	@echo "bench: results in $(BENCH_FILE)" >&2
 
 # ---------------------------------------------------------------- figures
 # figures/chNN_name.gp draws from the data its chapter's program wrote.

@@ -33,7 +33,7 @@ static ch08_options ch08_defaults(void)
     return (ch08_options){ .kernel = "fused", .isa = "auto",
                            .recorded = "chapters/recorded/bench.txt",
                            .block_q = 128, .block_k = 128, .heads = 8, .seq = 1024,
-                           .dim = 64, .threads = ladder_cpus(), .repeats = 5,
+                           .dim = 64, .threads = ladder_cpus(), .repeats = 3,
                            .max_seq = 16384, .naive_max_seq = 4096, .tiled_max_seq = 1024 };
 }
 static void parse_ch08_options(int argc, char **argv, ch08_options *o)
@@ -206,16 +206,16 @@ static void traffic_table(report *r)
 }
 enum { CG_SEQ = 1024, CG_DIM = 64 };
 
-static void traffic_run(const char *kernel_name)
+static void traffic_run(const ch08_options *o)
 {
     attn_params p = attn_default(1, 1, CG_SEQ, CG_SEQ, CG_DIM);
     p.block_q = p.block_k = COUNT_BLOCK;
     const size_t bytes = floats_bytes(CG_SEQ * CG_DIM);
-    float *q = fa_alloc(bytes), *k = fa_alloc(bytes), *v = fa_alloc(bytes), *o = fa_alloc(bytes);
+    float *q = fa_alloc(bytes), *k = fa_alloc(bytes), *v = fa_alloc(bytes), *out = fa_alloc(bytes);
     attn_draw_inputs(&p, 0, q, k, v);
-    const fused_config cfg = { .threads = 1, .isa = FUSED_ISA_AUTO };
-    run_kernel(kernel_of(kernel_name), &p, q, k, v, o, &cfg);
-    fa_free(q); fa_free(k); fa_free(v); fa_free(o);
+    const fused_config cfg = config_of(o, 1);
+    run_kernel(kernel_of(o->traffic_run), &p, q, k, v, out, &cfg);
+    fa_free(q); fa_free(k); fa_free(v); fa_free(out);
 }
 static size_t floats_bytes(size_t count) { return fa_mul(count, sizeof(float)); }
 typedef struct { double refs, d1_misses, ll_misses; char geometry[160]; bool found; } cg_result;
@@ -409,11 +409,9 @@ static double bench_flops(long n, long d, int causal)
 {
     return (causal ? 2.0 : 4.0) * BENCH_HEADS * (double)n * (double)n * (double)d;
 }
-static int bench_repeats(const ch08_options *o, long n)
+static int bench_repeats(long n)
 {
-    const int asked = (int)o->repeats;
-    if (n <= 2048) return asked;
-    return n <= 4096 ? (asked < 3 ? asked : 3) : 1;
+    return n <= 2048 ? 5 : n <= 4096 ? 3 : 1;
 }
 typedef struct { long n, d, threads; int causal; } bench_config;
 
@@ -440,7 +438,7 @@ static size_t torch_command(const ch08_options *o, const bench_config *cfg, size
         const long n = cfg[i].n;
         used += (size_t)snprintf(cmd + used, size - used, " %ld,%ld,%d,%ld,%d,%d", n,
                                  cfg[i].d, cfg[i].causal, cfg[i].threads,
-                                 bench_repeats(o, n), n <= 4096);
+                                 bench_repeats(n), n <= 4096);
     }
     return used;
 }
@@ -481,7 +479,7 @@ static size_t bench_ours(const ch08_options *o, const bench_config *c, const ten
         snprintf(b->kernel, sizeof b->kernel, "%s", k == KERNEL_NAIVE ? "naive"
                  : k == KERNEL_TILED ? "tiled" : "fused");
         b->t = time_kernel((ch08_kernel)k, &p, qkv, out, &cfg, c->n <= 4096,
-                           bench_repeats(o, c->n));
+                           bench_repeats(c->n));
         b->gflops = bench_flops(c->n, c->d, c->causal) / b->t.median / 1e9;
         fprintf(stderr, "bench: %s n=%ld d=%ld causal=%d threads=%ld: %.3f s\n", b->kernel,
                 c->n, c->d, c->causal, c->threads, b->t.median);
@@ -722,7 +720,7 @@ int main(int argc, char **argv)
 {
     ch08_options o = ch08_defaults();
     parse_ch08_options(argc, argv, &o);
-    if (o.traffic_run) { traffic_run(o.traffic_run); return 0; }
+    if (o.traffic_run) { traffic_run(&o); return 0; }
     if (o.bench) { run_bench(&o); return 0; }
     report *r = report_new(PROGRAM, o.json);
     if (o.q_path || o.k_path || o.v_path || o.out_path) run_on_files(&o, r);

@@ -5,7 +5,7 @@
 set -u
 PACKAGES="noweb pandoc libcriterion-dev gnuplot-nox texlive-latex-recommended \
 texlive-latex-extra texlive-xetex texlive-fonts-recommended lmodern fonts-dejavu-core libjs-katex \
-libopenblas-dev python3 gcc make"
+libopenblas-dev valgrind python3 gcc make"
 missing=""
 need() { command -v "$1" >/dev/null 2>&1 || missing="$missing $2"; }
 need_file() { [ -e "$1" ] || missing="$missing $2"; }
@@ -15,6 +15,7 @@ need gnuplot gnuplot-nox
 need xelatex texlive-xetex
 need python3 python3
 need gcc gcc
+need valgrind valgrind
 need_file /usr/include/criterion/criterion.h libcriterion-dev
 need_file /usr/share/javascript/katex/katex.min.js libjs-katex
 need_file /usr/include/x86_64-linux-gnu/openblas-pthread/cblas.h libopenblas-dev
