@@ -8,6 +8,7 @@ if (term eq 'pdf') {
     set output out.'.svg'
 }
 f = data.'/ch08_bench.dat'
+set datafile columnheaders
 stats f nooutput
 set logscale x 2
 set xrange [400:20000]

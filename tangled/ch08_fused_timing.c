@@ -654,6 +654,7 @@ static void write_bench_data(const char *dir, const recorded_bench *rb)
 {
     static const char *const kernels[] = { "naive", "tiled", "fused", "torch" };
     FILE *f = data_file(dir, "ch08_bench.dat");
+    bool first = true;
     for (int k = 0; k < 4; k++)
         for (int all = 0; all <= 1; all++) {
             bool header = false;
@@ -662,11 +663,12 @@ static void write_bench_data(const char *dir, const recorded_bench *rb)
                 if (strcmp(b->kernel, kernels[k]) || b->d != 64 || b->causal || (b->threads > 1) != all)
                     continue;
                 if (!header)
-                    fprintf(f, "\"%s, %s\" GFLOP/s\n", kernels[k], all ? "all threads" : "1 thread");
+                    fprintf(f, "%s\"%s, %s\" GFLOP/s\n", first ? "" : "\n\n", kernels[k],
+                            all ? "all threads" : "1 thread");
                 header = true;
+                first = false;
                 fprintf(f, "%ld %.3f\n", b->n, b->gflops);
             }
-            if (header) fprintf(f, "\n\n");
         }
     if (fclose(f) != 0) die_usage(PROGRAM, "cannot write ch08_bench.dat");
 }
