@@ -93,14 +93,16 @@ typedef struct {
 } fused_tile;
 static void pack_keys(const float *k, size_t kc, size_t d, float *kt)
 {
-    memset(kt, 0, d * FUSED_KEY_TILE * sizeof *kt);
+    if (kc < FUSED_KEY_TILE) memset(kt, 0, d * FUSED_KEY_TILE * sizeof *kt);
     for (size_t j = 0; j < kc; j++)
         for (size_t c = 0; c < d; c++) kt[c * FUSED_KEY_TILE + j] = k[j * d + c];
 }
-static void pack_values(const float *v, size_t kc, size_t d, size_t dp, float *vp)
+static const float *pack_values(const float *v, size_t kc, size_t d, size_t dp, float *vp)
 {
+    if (dp == d) return v;
     memset(vp, 0, FUSED_KEY_TILE * dp * sizeof *vp);
     for (size_t j = 0; j < kc; j++) memcpy(vp + j * dp, v + j * d, d * sizeof *vp);
+    return vp;
 }
 static void pack_queries(const float *q, size_t rows, size_t rows_pad, size_t d,
                          size_t dp, float scale, float *qs)
@@ -489,7 +491,7 @@ static void visit_key_block(const fused_job *job, fused_workspace *w, fused_tile
         t->kc = smaller(FUSED_KEY_TILE, k0 + cols - kk);
         t->needs_mask = kind == ATTN_TILE_MASKED;
         pack_keys(k + kk * d, t->kc, d, w->kt);
-        pack_values(v + kk * d, t->kc, d, t->dp, w->vp);
+        t->vp = pack_values(v + kk * d, t->kc, d, t->dp, w->vp);
         job->isa.key_tile(t);
     }
 }
