@@ -20,7 +20,7 @@ static void require_params(const attn_params *p, const char *kernel)
     }
 }
 static size_t round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
-static size_t floats(size_t count) { return fa_mul(count, sizeof(float)); }
+static size_t float_bytes(size_t count) { return fa_mul(count, sizeof(float)); }
 static size_t smaller(size_t a, size_t b) { return a < b ? a : b; }
 static void naive_blas_head(const attn_params *p, const float *q, const float *k,
                             const float *v, float *o, float *s);
@@ -167,7 +167,7 @@ static inline __attribute__((always_inline)) __m256 keep_lanes8(__m256 x, int ba
 #define R 6      /* query rows per register tile             */
 #define NB 2     /* key vectors per register tile (16 keys)  */
 #define DV 2     /* dimension vectors per PV register tile   */
-ALWAYS void FN(score_tile)(const float *restrict qs, size_t ldq,
+ALWAYS void FN(qk_register_tile)(const float *restrict qs, size_t ldq,
                            const float *restrict kt, size_t d, V s[R][NB])
 {
     UNROLL for (int r = 0; r < R; r++) UNROLL for (int b = 0; b < NB; b++) s[r][b] = VZERO();
@@ -242,7 +242,7 @@ static void FN(row_group)(const fused_tile *t, size_t r0)
     for (int r = 0; r < R; r++) visible_range(t, r0 + (size_t)r, &lo[r], &hi[r]);
     for (size_t j0 = 0; j0 < width; j0 += NB * W) {
         V s[R][NB];
-        FN(score_tile)(t->qs + r0 * t->dp, t->dp, t->kt + j0, t->d, s);
+        FN(qk_register_tile)(t->qs + r0 * t->dp, t->dp, t->kt + j0, t->d, s);
         FN(store_scores)(s, t->sbuf, lo, hi, (int)j0, t->needs_mask || j0 + NB * W > t->kc);
     }
     for (int r = 0; r < R; r++)
@@ -304,7 +304,7 @@ static inline __attribute__((always_inline)) __m512 keep_lanes16(__m512 x, int b
 #define R 6
 #define NB 4     /* 64 keys */
 #define DV 4
-ALWAYS void FN(score_tile)(const float *restrict qs, size_t ldq,
+ALWAYS void FN(qk_register_tile)(const float *restrict qs, size_t ldq,
                            const float *restrict kt, size_t d, V s[R][NB])
 {
     UNROLL for (int r = 0; r < R; r++) UNROLL for (int b = 0; b < NB; b++) s[r][b] = VZERO();
@@ -379,7 +379,7 @@ static void FN(row_group)(const fused_tile *t, size_t r0)
     for (int r = 0; r < R; r++) visible_range(t, r0 + (size_t)r, &lo[r], &hi[r]);
     for (size_t j0 = 0; j0 < width; j0 += NB * W) {
         V s[R][NB];
-        FN(score_tile)(t->qs + r0 * t->dp, t->dp, t->kt + j0, t->d, s);
+        FN(qk_register_tile)(t->qs + r0 * t->dp, t->dp, t->kt + j0, t->d, s);
         FN(store_scores)(s, t->sbuf, lo, hi, (int)j0, t->needs_mask || j0 + NB * W > t->kc);
     }
     for (int r = 0; r < R; r++)
@@ -443,11 +443,11 @@ static fused_workspace workspace_alloc(const attn_params *p, fused_isa_copy isa)
 {
     const size_t rows = round_up(p->block_q, isa.rows), dp = round_up(p->d, isa.lanes);
     return (fused_workspace){
-        .qs = fa_alloc(floats(rows * dp)), .acc = fa_alloc(floats(rows * dp)),
-        .m = fa_alloc(floats(rows)), .l = fa_alloc(floats(rows)),
-        .kt = fa_alloc(floats(p->d * FUSED_KEY_TILE)),
-        .vp = fa_alloc(floats(FUSED_KEY_TILE * dp)),
-        .sbuf = fa_alloc(floats(isa.rows * FUSED_KEY_TILE)) };
+        .qs = fa_alloc(float_bytes(rows * dp)), .acc = fa_alloc(float_bytes(rows * dp)),
+        .m = fa_alloc(float_bytes(rows)), .l = fa_alloc(float_bytes(rows)),
+        .kt = fa_alloc(float_bytes(p->d * FUSED_KEY_TILE)),
+        .vp = fa_alloc(float_bytes(FUSED_KEY_TILE * dp)),
+        .sbuf = fa_alloc(float_bytes(isa.rows * FUSED_KEY_TILE)) };
 }
 static void workspace_release(fused_workspace *w)
 {
@@ -478,8 +478,8 @@ static void count_block(attn_counts *c, const attn_params *p, size_t rows, size_
 {
     c->tiles_computed++;
     c->flops += 4.0 * (double)rows * (double)cols * (double)p->d;
-    c->k_bytes += (double)floats(cols * p->d);
-    c->v_bytes += (double)floats(cols * p->d);
+    c->k_bytes += (double)float_bytes(cols * p->d);
+    c->v_bytes += (double)float_bytes(cols * p->d);
 }
 static void visit_key_block(const fused_job *job, fused_workspace *w, fused_tile *t,
                             const float *k, const float *v, size_t k0, size_t cols,
@@ -522,8 +522,8 @@ static void run_item(const fused_job *job, fused_workspace *w, fused_item it,
     fused_tile t = { .p = p, .qs = w->qs, .kt = w->kt, .vp = w->vp, .acc = w->acc,
                      .m = w->m, .l = w->l, .sbuf = w->sbuf, .rows = rows, .d = d,
                      .dp = dp, .q0 = it.q0 };
-    c->q_bytes += (double)floats(rows * d);
-    c->o_bytes += (double)floats(rows * d);
+    c->q_bytes += (double)float_bytes(rows * d);
+    c->o_bytes += (double)float_bytes(rows * d);
     if (!job->count_only) start_item(job, w, it, rows, dp);
     const float *k = job->k + it.head * p->nk * d, *v = job->v + it.head * p->nk * d;
     for (size_t k0 = 0; k0 < p->nk; k0 += p->block_k) {

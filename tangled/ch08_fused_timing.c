@@ -11,7 +11,7 @@
 #include "ladder.h"
 #include "fused.h"
 
-#define PROGRAM "ch08_fused_timing"
+#define CH08_PROGRAM "ch08_fused_timing"
 enum { CH08_MAX_BLOCK = 4096, CH08_MAX_SEQ = 65536 };
 typedef struct {
     const char *q_path, *k_path, *v_path, *out_path, *kernel, *isa;
@@ -23,8 +23,8 @@ typedef struct {
 } ch08_options;
 attn_counts counted_fused(size_t n, bool causal);
 attn_counts counted_naive(size_t n);
-static void apply_kernel_options(const ch08_options *o, attn_params *p);
-static void report_file_run(report *r, const ch08_options *o, const tensor *q,
+static void apply_ch08_kernel_options(const ch08_options *o, attn_params *p);
+static void report_ch08_file_run(report *r, const ch08_options *o, const tensor *q,
                             const attn_counts *c);
 static size_t floats_bytes(size_t count);
 static void bench_memory(const ch08_options *o);
@@ -71,7 +71,7 @@ static void parse_ch08_options(int argc, char **argv, ch08_options *o)
         { "data", OPT_STRING, &o->data_dir, 0, 0, "DIR",
           "read chapter 1's and cachegrind's data from DIR, write figure data there" },
     };
-    options_parse(argc, argv, PROGRAM, "fused attention: counted, measured, benchmarked",
+    options_parse(argc, argv, CH08_PROGRAM, "fused attention: counted, measured, benchmarked",
                   opts, sizeof opts / sizeof opts[0]);
 }
 static fused_config config_of(const ch08_options *o, int threads)
@@ -80,9 +80,9 @@ static fused_config config_of(const ch08_options *o, int threads)
     if (strcmp(o->isa, "avx2") == 0) cfg.isa = FUSED_ISA_AVX2;
     else if (strcmp(o->isa, "avx512") == 0) cfg.isa = FUSED_ISA_AVX512;
     else if (strcmp(o->isa, "auto") != 0)
-        die_usage(PROGRAM, "--isa must be auto, avx2 or avx512, not '%s'", o->isa);
+        die_usage(CH08_PROGRAM, "--isa must be auto, avx2 or avx512, not '%s'", o->isa);
     if (!fused_isa_available(cfg.isa))
-        die_usage(PROGRAM, "this CPU has no %s", fused_isa_name(cfg.isa));
+        die_usage(CH08_PROGRAM, "this CPU has no %s", fused_isa_name(cfg.isa));
     return cfg;
 }
 typedef enum { KERNEL_NAIVE, KERNEL_TILED, KERNEL_FUSED } ch08_kernel;
@@ -92,7 +92,7 @@ static ch08_kernel kernel_of(const char *name)
     if (strcmp(name, "naive") == 0) return KERNEL_NAIVE;
     if (strcmp(name, "tiled") == 0) return KERNEL_TILED;
     if (strcmp(name, "fused") != 0)
-        die_usage(PROGRAM, "--kernel must be fused, naive or tiled, not '%s'", name);
+        die_usage(CH08_PROGRAM, "--kernel must be fused, naive or tiled, not '%s'", name);
     return KERNEL_FUSED;
 }
 static attn_counts run_kernel(ch08_kernel kernel, const attn_params *p, const float *q,
@@ -104,23 +104,23 @@ static attn_counts run_kernel(ch08_kernel kernel, const attn_params *p, const fl
     else attention_fused(p, q, k, v, o, cfg, &c);
     return c;
 }
-static void run_on_files(const ch08_options *o, report *r)
+static void run_ch08_on_files(const ch08_options *o, report *r)
 {
     if (!o->q_path || !o->k_path || !o->v_path || !o->out_path)
-        die_usage(PROGRAM, "--q, --k, --v and --out go together");
+        die_usage(CH08_PROGRAM, "--q, --k, --v and --out go together");
     const ch08_kernel kernel = kernel_of(o->kernel);
     const fused_config cfg = config_of(o, (int)o->threads);
-    tensor q = npy_read_or_exit(PROGRAM, o->q_path), k = npy_read_or_exit(PROGRAM, o->k_path),
-           v = npy_read_or_exit(PROGRAM, o->v_path);
-    attn_params p = attn_params_from_tensors(PROGRAM, &q, &k, &v);
-    apply_kernel_options(o, &p);
+    tensor q = npy_read_or_exit(CH08_PROGRAM, o->q_path), k = npy_read_or_exit(CH08_PROGRAM, o->k_path),
+           v = npy_read_or_exit(CH08_PROGRAM, o->v_path);
+    attn_params p = attn_params_from_tensors(CH08_PROGRAM, &q, &k, &v);
+    apply_ch08_kernel_options(o, &p);
     tensor out = tensor_new(q.ndim, q.shape);
     const attn_counts c = run_kernel(kernel, &p, q.data, k.data, v.data, out.data, &cfg);
-    npy_write_or_exit(PROGRAM, o->out_path, &out);
-    report_file_run(r, o, &q, &c);
+    npy_write_or_exit(CH08_PROGRAM, o->out_path, &out);
+    report_ch08_file_run(r, o, &q, &c);
     tensor_free(&q); tensor_free(&k); tensor_free(&v); tensor_free(&out);
 }
-static void apply_kernel_options(const ch08_options *o, attn_params *p)
+static void apply_ch08_kernel_options(const ch08_options *o, attn_params *p)
 {
     p->causal = o->causal || o->window > 0;
     p->window = o->window;
@@ -128,9 +128,9 @@ static void apply_kernel_options(const ch08_options *o, attn_params *p)
     p->block_k = (size_t)o->block_k;
     if (o->scale > 0) p->scale = (float)o->scale;
     const char *problem = attn_params_problem(p);
-    if (problem) die_usage(PROGRAM, "%s", problem);
+    if (problem) die_usage(CH08_PROGRAM, "%s", problem);
 }
-static void report_file_run(report *r, const ch08_options *o, const tensor *q,
+static void report_ch08_file_run(report *r, const ch08_options *o, const tensor *q,
                             const attn_counts *c)
 {
     char a[96];
@@ -362,7 +362,7 @@ static void write_roofline(const char *dir, const ladder_profile *m,
     for (int l = 0; l < m->nlevels; l++)
         fprintf(f, "\"%s\" %.6g %.6g %.6g %.6g\n", m->level[l].name, m->level[l].gbs_one,
                 m->level[l].gbs_all, m->fma_gflops_one, m->fma_gflops_all);
-    if (fclose(f) != 0) die_usage(PROGRAM, "cannot write ch08_roofline.dat");
+    if (fclose(f) != 0) die_usage(CH08_PROGRAM, "cannot write ch08_roofline.dat");
 }
 static void ladder_table(report *r, const ch08_options *o, const ladder_profile *machine)
 {
@@ -390,7 +390,7 @@ static ladder_profile machine_of(const ch08_options *o, report *r)
     ladder_profile m = { 0 };
     char err[256];
     if (o->data_dir && ladder_read(o->data_dir, &m, err, sizeof err) != 0)
-        die_usage(PROGRAM, "%s (run ./ch01_memory_ladder --data %s first)", err, o->data_dir);
+        die_usage(CH08_PROGRAM, "%s (run ./ch01_memory_ladder --data %s first)", err, o->data_dir);
     report_factf(r, "machine", "%s, %d CPUs", o->data_dir ? m.cpu_model : "this machine",
                  ladder_cpus());
     report_factf(r, "peak_one", "%.0f", m.fma_gflops_one);
@@ -431,7 +431,7 @@ static size_t bench_configs(const ch08_options *o, bench_config *out, size_t max
 static size_t torch_command(const ch08_options *o, const bench_config *cfg, size_t count,
                             char *cmd, size_t size)
 {
-    if (strchr(o->python, '\'')) die_usage(PROGRAM, "--python: a path without quotes, please");
+    if (strchr(o->python, '\'')) die_usage(CH08_PROGRAM, "--python: a path without quotes, please");
     size_t used = (size_t)snprintf(cmd, size, "'%s' tangled/ch08_torch_peer.py %d", o->python,
                                    BENCH_HEADS);
     for (size_t i = 0; i < count && used < size; i++) {
@@ -447,9 +447,9 @@ static size_t run_torch(const ch08_options *o, const bench_config *cfg, size_t c
 {
     char cmd[16384], line[512];
     if (torch_command(o, cfg, count, cmd, sizeof cmd) >= sizeof cmd)
-        die_usage(PROGRAM, "the PyTorch command line is too long");
+        die_usage(CH08_PROGRAM, "the PyTorch command line is too long");
     FILE *p = popen(cmd, "r");
-    if (!p) die_usage(PROGRAM, "cannot run %s", o->python);
+    if (!p) die_usage(CH08_PROGRAM, "cannot run %s", o->python);
     size_t got = 0;
     while (fgets(line, sizeof line, p) && got < count) {
         bench_result b = { .kernel = "torch" };
@@ -491,7 +491,7 @@ static void print_result(const bench_result *b, double peak, const bench_result 
     char xn[32] = "-", xt[32] = "-";
     if (naive) snprintf(xn, sizeof xn, "%.2f", b->gflops / naive->gflops);
     if (torch) snprintf(xt, sizeof xt, "%.2f", b->gflops / torch->gflops);
-    printf("%s %s %ld %ld %d %ld %d %.6f %.6f %.6f %.2f %.1f %s %s\n", PROGRAM, b->kernel,
+    printf("%s %s %ld %ld %d %ld %d %.6f %.6f %.6f %.2f %.1f %s %s\n", CH08_PROGRAM, b->kernel,
            b->n, b->d, b->causal, b->threads, b->t.runs, b->t.median, b->t.fastest,
            b->t.slowest, b->gflops, 100.0 * b->gflops / peak, xn, xt);
     fflush(stdout);
@@ -514,10 +514,10 @@ static void run_bench(const ch08_options *o)
     const double peak_all = ladder_fma_gflops((int)o->threads, 1 << 22, 5);
     char model[128];
     ladder_cpu_model(model, sizeof model);
-    printf("# %s: machine %s, %d CPUs; fused kernel %s; blocks %ld x %ld; %d heads\n", PROGRAM,
+    printf("# %s: machine %s, %d CPUs; fused kernel %s; blocks %ld x %ld; %d heads\n", CH08_PROGRAM,
            model, ladder_cpus(), fused_isa_name(fused_isa_chosen(config_of(o, 1).isa)),
            o->block_q, o->block_k, BENCH_HEADS);
-    printf("# %s: fp32 FMA peak %.1f GFLOP/s one core, %.1f all %ld\n", PROGRAM, peak_one,
+    printf("# %s: fp32 FMA peak %.1f GFLOP/s one core, %.1f all %ld\n", CH08_PROGRAM, peak_one,
            peak_all, o->threads);
     printf("# columns: program kernel n d causal threads runs median_s min_s max_s gflops "
            "pct_peak x_naive x_torch\n");
@@ -580,7 +580,7 @@ static bool read_result_line(const char *line, bench_result *b, double *pct)
     return sscanf(line, "%63s %15s %ld %ld %d %ld %d %lf %lf %lf %lf %lf", prog, b->kernel,
                   &b->n, &b->d, &b->causal, &b->threads, &b->t.runs, &b->t.median,
                   &b->t.fastest, &b->t.slowest, &b->gflops, pct) == 12
-        && strcmp(prog, PROGRAM) == 0;
+        && strcmp(prog, CH08_PROGRAM) == 0;
 }
 static bool read_recorded(const char *path, recorded_bench *rb)
 {
@@ -593,8 +593,8 @@ static bool read_recorded(const char *path, recorded_bench *rb)
     if (!f) return false;
     while (fgets(line, sizeof line, f)) {
         sscanf(line, "# make bench: date %63s commit %63s", rb->when, rb->commit);
-        if (strncmp(line, "# " PROGRAM ": machine ", 2 + strlen(PROGRAM) + 10) == 0)
-            sscanf(line + 2 + strlen(PROGRAM) + 10, "%159[^;]", rb->machine);
+        if (strncmp(line, "# " CH08_PROGRAM ": machine ", 2 + strlen(CH08_PROGRAM) + 10) == 0)
+            sscanf(line + 2 + strlen(CH08_PROGRAM) + 10, "%159[^;]", rb->machine);
         if (rb->count < MAX_RECORDED
             && read_result_line(line, &rb->r[rb->count], &rb->peak[rb->count]))
             rb->count++;
@@ -670,7 +670,7 @@ static void write_bench_data(const char *dir, const recorded_bench *rb)
                 fprintf(f, "%ld %.3f\n", b->n, b->gflops);
             }
         }
-    if (fclose(f) != 0) die_usage(PROGRAM, "cannot write ch08_bench.dat");
+    if (fclose(f) != 0) die_usage(CH08_PROGRAM, "cannot write ch08_bench.dat");
 }
 static void report_recorded(report *r, const ch08_options *o)
 {
@@ -724,8 +724,8 @@ int main(int argc, char **argv)
     parse_ch08_options(argc, argv, &o);
     if (o.traffic_run) { traffic_run(&o); return 0; }
     if (o.bench) { run_bench(&o); return 0; }
-    report *r = report_new(PROGRAM, o.json);
-    if (o.q_path || o.k_path || o.v_path || o.out_path) run_on_files(&o, r);
+    report *r = report_new(CH08_PROGRAM, o.json);
+    if (o.q_path || o.k_path || o.v_path || o.out_path) run_ch08_on_files(&o, r);
     else run_receipts(&o, r);
     report_finish(r, stdout);
     return 0;

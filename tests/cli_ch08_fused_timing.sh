@@ -9,7 +9,7 @@ failures=0
 ok()  { echo "ok - $1"; }
 bad() { echo "not ok - $1"; failures=$((failures + 1)); }
 check() { name=$1; shift; if "$@"; then ok "$name"; else bad "$name"; fi; }
-floats() { tail -c $(($2 * 4)) "$1" | od -An -v -tf4 -w4; }
+float_bytes() { tail -c $(($2 * 4)) "$1" | od -An -v -tf4 -w4; }
 max_diff() {   # max_diff A.npy B.npy COUNT
     floats "$1" "$3" > "$tmp/a.txt"; floats "$2" "$3" > "$tmp/b.txt"
     paste "$tmp/a.txt" "$tmp/b.txt" |
