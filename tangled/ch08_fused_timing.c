@@ -32,7 +32,7 @@ static ch08_options ch08_defaults(void)
 {
     return (ch08_options){ .kernel = "fused", .isa = "auto",
                            .recorded = "chapters/recorded/bench.txt",
-                           .block_q = 128, .block_k = 128, .heads = 8, .seq = 1024,
+                           .block_q = 0, .block_k = 128, .heads = 8, .seq = 1024,
                            .dim = 64, .threads = ladder_cpus(), .repeats = 3,
                            .max_seq = 16384, .naive_max_seq = 4096, .tiled_max_seq = 1024 };
 }
@@ -46,7 +46,8 @@ static void parse_ch08_options(int argc, char **argv, ch08_options *o)
         { "kernel", OPT_STRING, &o->kernel, 0, 0, "NAME", "fused, naive (OpenBLAS) or tiled (chapter 4)" },
         { "causal", OPT_FLAG, &o->causal, 0, 0, NULL, "causal mask, top-left aligned" },
         { "window", OPT_INT, &o->window, 0, 1e9, "W", "sliding window of W keys (implies causal)" },
-        { "block-q", OPT_INT, &o->block_q, 1, CH08_MAX_BLOCK, "N", "query rows per work item" },
+        { "block-q", OPT_INT, &o->block_q, 0, CH08_MAX_BLOCK, "N",
+          "query rows per work item (0: 128 below n = 4096, 256 from there)" },
         { "block-k", OPT_INT, &o->block_k, 1, CH08_MAX_BLOCK, "N", "keys per block" },
         { "scale", OPT_DOUBLE, &o->scale, 0, 1e12, "S", "score scale (0: 1/sqrt(d))" },
         { "threads", OPT_INT, &o->threads, 1, 1024, "T", "threads of the fused and naive kernels" },
@@ -104,6 +105,11 @@ static attn_counts run_kernel(ch08_kernel kernel, const attn_params *p, const fl
     else attention_fused(p, q, k, v, o, cfg, &c);
     return c;
 }
+static size_t block_q_for(const ch08_options *o, size_t n)
+{
+    if (o->block_q > 0) return (size_t)o->block_q;
+    return n < 4096 ? 128 : 256;
+}
 static void run_ch08_on_files(const ch08_options *o, report *r)
 {
     if (!o->q_path || !o->k_path || !o->v_path || !o->out_path)
@@ -124,7 +130,7 @@ static void apply_ch08_kernel_options(const ch08_options *o, attn_params *p)
 {
     p->causal = o->causal || o->window > 0;
     p->window = o->window;
-    p->block_q = (size_t)o->block_q;
+    p->block_q = block_q_for(o, p->nq);
     p->block_k = (size_t)o->block_k;
     if (o->scale > 0) p->scale = (float)o->scale;
     const char *problem = attn_params_problem(p);
@@ -305,7 +311,7 @@ static attn_params ladder_params(const ch08_options *o)
 {
     attn_params p = attn_default(1, (size_t)o->heads, (size_t)o->seq, (size_t)o->seq,
                                  (size_t)o->dim);
-    p.block_q = (size_t)o->block_q;
+    p.block_q = block_q_for(o, p.nq);
     p.block_k = (size_t)o->block_k;
     return p;
 }
@@ -467,7 +473,7 @@ static size_t bench_ours(const ch08_options *o, const bench_config *c, const ten
 {
     attn_params p = attn_default(1, BENCH_HEADS, (size_t)c->n, (size_t)c->n, (size_t)c->d);
     p.causal = c->causal;
-    p.block_q = (size_t)o->block_q;
+    p.block_q = block_q_for(o, p.nq);
     p.block_k = (size_t)o->block_k;
     const fused_config cfg = config_of(o, (int)c->threads);
     size_t count = 0;
@@ -514,9 +520,10 @@ static void run_bench(const ch08_options *o)
     const double peak_all = ladder_fma_gflops((int)o->threads, 1 << 22, 5);
     char model[128];
     ladder_cpu_model(model, sizeof model);
-    printf("# %s: machine %s, %d CPUs; fused kernel %s; blocks %ld x %ld; %d heads\n", CH08_PROGRAM,
-           model, ladder_cpus(), fused_isa_name(fused_isa_chosen(config_of(o, 1).isa)),
-           o->block_q, o->block_k, BENCH_HEADS);
+    printf("# %s: machine %s, %d CPUs; fused kernel %s; blocks %zu (n < 4096) or %zu x %ld;"
+           " %d heads\n", CH08_PROGRAM, model, ladder_cpus(),
+           fused_isa_name(fused_isa_chosen(config_of(o, 1).isa)), block_q_for(o, 512),
+           block_q_for(o, 4096), o->block_k, BENCH_HEADS);
     printf("# %s: fp32 FMA peak %.1f GFLOP/s one core, %.1f all %ld\n", CH08_PROGRAM, peak_one,
            peak_all, o->threads);
     printf("# columns: program kernel n d causal threads runs median_s min_s max_s gflops "
@@ -546,7 +553,7 @@ static void bench_memory(const ch08_options *o)
 {
     const long n = o->quick && o->max_seq > 4096 ? 4096 : o->max_seq;
     attn_params p = attn_default(1, BENCH_HEADS, (size_t)n, (size_t)n, 64);
-    p.block_q = (size_t)o->block_q;
+    p.block_q = block_q_for(o, p.nq);
     p.block_k = (size_t)o->block_k;
     tensor qkv[3];
     draw_tensors(&p, 0, qkv);
@@ -687,7 +694,7 @@ enum { MEM_SEQ = 16384 };
 static void report_memory(report *r, const ch08_options *o)
 {
     attn_params p = attn_default(1, COUNT_HEADS, MEM_SEQ, MEM_SEQ, COUNT_DIM);
-    p.block_q = (size_t)o->block_q;
+    p.block_q = block_q_for(o, p.nq);
     p.block_k = (size_t)o->block_k;
     const size_t bytes = floats_bytes(COUNT_HEADS * (size_t)MEM_SEQ * COUNT_DIM);
     float *t[4];

@@ -9,7 +9,7 @@ failures=0
 ok()  { echo "ok - $1"; }
 bad() { echo "not ok - $1"; failures=$((failures + 1)); }
 check() { name=$1; shift; if "$@"; then ok "$name"; else bad "$name"; fi; }
-float_bytes() { tail -c $(($2 * 4)) "$1" | od -An -v -tf4 -w4; }
+floats() { tail -c $(($2 * 4)) "$1" | od -An -v -tf4 -w4; }
 max_diff() {   # max_diff A.npy B.npy COUNT
     floats "$1" "$3" > "$tmp/a.txt"; floats "$2" "$3" > "$tmp/b.txt"
     paste "$tmp/a.txt" "$tmp/b.txt" |
@@ -56,7 +56,8 @@ refuse "q and k of different d" --q "$tmp/c/q.npy" $good
 refuse "--q without --out" --q "$tmp/s/q.npy" --k "$tmp/s/k.npy" --v "$tmp/s/v.npy"
 refuse "an unknown kernel" --q "$tmp/s/q.npy" $good --kernel fast
 refuse "an unknown instruction set" --q "$tmp/s/q.npy" $good --isa sse
-refuse "block size 0" --q "$tmp/s/q.npy" $good --block-q 0
+refuse "key block size 0" --q "$tmp/s/q.npy" $good --block-k 0
+refuse "query block size 5000" --q "$tmp/s/q.npy" $good --block-q 5000
 refuse "zero threads" --q "$tmp/s/q.npy" $good --threads 0
 refuse "an unknown option" --q "$tmp/s/q.npy" $good --fast
 refuse "an output in a missing directory" --q "$tmp/s/q.npy" --k "$tmp/s/k.npy" \
