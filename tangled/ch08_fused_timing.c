@@ -210,7 +210,7 @@ static void traffic_table(report *r)
     report_factf(r, "count_dim", "%d", COUNT_DIM);
     report_factf(r, "count_block", "%d", COUNT_BLOCK);
 }
-enum { CG_SEQ = 1024, CG_DIM = 64 };
+enum { CG_SEQ = 1024, CG_DIM = 16 };
 
 static void traffic_run(const ch08_options *o)
 {
@@ -268,7 +268,7 @@ static void cachegrind_table(report *r, const char *dir)
 {
     static const char *const cols[] = { "kernel", "data refs", "D1 misses",
                                         "LL misses", "LL misses MiB", NULL };
-    table *t = report_table(r, "cachegrind", "Cachegrind, one head, n = 1024, d = 64", cols);
+    table *t = report_table(r, "cachegrind", "Cachegrind, one head, n = 1024, d = 16", cols);
     cachegrind_row(t, r, dir, "naive");
     cachegrind_row(t, r, dir, "fused");
     const cg_result g = read_cachegrind(dir, "fused");
@@ -276,7 +276,7 @@ static void cachegrind_table(report *r, const char *dir)
     report_factf(r, "cg_seq", "%d", CG_SEQ);
     report_factf(r, "cg_dim", "%d", CG_DIM);
     report_factf(r, "cg_score_mib", "%.0f", mib(4.0 * CG_SEQ * CG_SEQ));
-    report_factf(r, "cg_tensor_mib", "%.0f", mib(4.0 * 4.0 * CG_SEQ * CG_DIM));
+    report_factf(r, "cg_tensor_mib", "%.2f", mib(4.0 * 4.0 * CG_SEQ * CG_DIM));
 }
 typedef struct { double median, fastest, slowest; int runs; } timing;
 
