@@ -50,7 +50,7 @@ STUDENT_EDITION := $(wildcard .student-edition)
 
 .PHONY: all tangle programs receipts figures html pdf check check-tangle \
         check-unit check-cli check-valgrind fuzz clean help deps peer-check \
-        grade check-graders check-exercises instructor student check-student
+        grade check-graders check-exercises instructor student check-student bench
 
 all: html pdf
 
@@ -60,7 +60,7 @@ help:
 	@echo "make programs   only the chapter programs (./ch02_online_softmax ...)"
 	@echo "make receipts   run the programs; their output lands in $(B)/receipts/"
 	@echo "make html | pdf one of the two books"
-		@echo "make check SAN=1  the same, built with AddressSanitizer + UBSan (leak detection on)"
+	@echo "make check SAN=1  the same, built with AddressSanitizer + UBSan (leak detection on)"
 	@echo "make check-valgrind  every chapter program under valgrind memcheck (AVX2 build)"
 	@echo "make fuzz       fuzz the .npy reader for FUZZ_SECONDS (300) with libFuzzer (clang)"
 	@echo "make check      unit tests (Criterion), command-line tests, tangle check, exercises and graders"
@@ -69,6 +69,8 @@ help:
 	@echo "make student    dist/flash-attention-student/ (and .tar.gz): what a student is handed"
 	@echo "make check-graders  every grader passes its solution, fails its starter and its wrong variant"
 	@echo "make check-student  make student, then: no solutions in it, make grade works there"
+	@echo "make bench      the benchmark of chapters 8 on (minutes): results in chapters/recorded/bench.txt;"
+	@echo "                PYTHON=/path/to/python adds PyTorch as a peer, BENCH_ARGS=--quick a short sweep"
 	@echo "make clean      remove everything built"
 	@echo "make peer-check PYTHON=/path/to/python   compare live with a PyTorch (never needed by make or check)"
 
@@ -149,7 +151,7 @@ $(B)/bin/$(1): $(B)/obj/tests/$(1).o $(if $(filter tests/ex_$(1:grade_%=%).c,$(R
 endef
 $(foreach g,$(GRADERS),$(eval $(call grader_rule,$(g))))
 
--include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
+-include $(shell find $(B)/obj $(B)/avx2 -name '*.d' 2>/dev/null)
 
 # ---------------------------------------------------------------- receipts
 # One run per program: JSON on stdout (its "text" member is the text output),
@@ -168,6 +170,43 @@ $(B)/receipts/%.txt: $(B)/receipts/%.json
 $(B)/receipts/exercises.json: $(NW) $(TOOLS)/exercises.py
 	@mkdir -p $(dir $@)
 	python3 $(TOOLS)/exercises.py receipts $(B)/receipts $(NW)
+# ---------------------------------------------------------------- chapter 8's measurements
+# Chapter 8 reads chapter 1's measured machine, the traffic cachegrind measured,
+# and the recorded benchmark. Valgrind cannot run AVX-512 code, so cachegrind
+# runs a copy of the program built for AVX2, on a fixed simulated cache.
+AVX2_OPT    := -O2 -mavx2 -mfma -fvect-cost-model=dynamic
+CG_GEOMETRY := --D1=32768,8,64 --LL=2097152,16,64
+BENCH_FILE  := chapters/recorded/bench.txt
+ifneq ($(filter ch08_fused_timing,$(PROGRAMS)),)
+$(B)/receipts/ch08_fused_timing.json: $(B)/data/ch08_cachegrind_naive.txt \
+    $(B)/data/ch08_cachegrind_fused.txt $(B)/receipts/ch01_memory_ladder.json $(wildcard $(BENCH_FILE))
+endif
+
+$(B)/avx2/obj/%.o: $(B)/L/%.c $(B)/flags.txt | $(B)/roots.mk
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CSTD) $(AVX2_OPT) -g -MMD -MP -c $< -o $@
+
+$(B)/avx2/ch08_fused_timing: $(B)/avx2/obj/tangled/ch08_fused_timing.o $(KERNEL_SRC:%.c=$(B)/avx2/obj/%.o)
+	$(CC) $(AVX2_OPT) -o $@ $^ $(LDLIBS)
+
+$(B)/data/ch08_cachegrind_%.txt: $(B)/avx2/ch08_fused_timing
+	@mkdir -p $(B)/data
+	@echo "# $(CG_GEOMETRY)" > $@.tmp
+	OPENBLAS_CORETYPE=Haswell OPENBLAS_NUM_THREADS=1 valgrind --tool=cachegrind \
+	  --cache-sim=yes $(CG_GEOMETRY) --cachegrind-out-file=/dev/null \
+	  $< --traffic-run $* --isa avx2 2>> $@.tmp && mv $@.tmp $@
+
+# make bench: every benchmarking program's --bench, one results file.
+BENCH_PROGRAMS := $(filter ch08_% ch09_% ch10_%,$(PROGRAMS))
+bench: $(BENCH_PROGRAMS)
+	@mkdir -p $(dir $(BENCH_FILE))
+	@{ echo "# make bench: date $$(date -u +%Y-%m-%dT%H:%MZ) commit $$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$$(git diff --quiet HEAD 2>/dev/null || echo +changes)"; \
+	  for p in $(BENCH_PROGRAMS); do \
+	    echo "bench: ./$$p --bench $(BENCH_ARGS)" >&2; \
+	    ./$$p --bench $(BENCH_ARGS) $(if $(PYTHON),--python $(PYTHON)) || exit 1; \
+	  done; } > $(BENCH_FILE).tmp
+	@mv $(BENCH_FILE).tmp $(BENCH_FILE)
+	@echo "bench: results in $(BENCH_FILE)" >&2
 
 # ---------------------------------------------------------------- figures
 # figures/chNN_name.gp draws from the data its chapter's program wrote.

@@ -376,3 +376,64 @@ void attn_draw_inputs(const attn_params *p, uint32_t seed, float *q, float *k,
     torch_randn(&gen, k, kv_count);
     torch_randn(&gen, v, kv_count);
 }
+static void check_shapes(const char *program, const tensor *q, const tensor *k,
+                         const tensor *v);
+static bool same_leading_dims(const tensor *a, const tensor *b);
+static bool same_shape(const tensor *a, const tensor *b);
+static void check_shapes(const char *program, const tensor *q, const tensor *k,
+                         const tensor *v)
+{
+    char a[96], b[96];
+    if (q->ndim < 2 || q->ndim > 4)
+        die_usage(program, "--q has shape %s; expected (n, d), (h, n, d) "
+                  "or (b, h, n, d)", shape_text(q, a));
+    if (k->ndim != q->ndim)
+        die_usage(program, "--q %s and --k %s have different numbers of dimensions",
+                  shape_text(q, a), shape_text(k, b));
+    if (!same_leading_dims(q, k))
+        die_usage(program, "--q %s and --k %s disagree in batch or heads",
+                  shape_text(q, a), shape_text(k, b));
+    if (!same_shape(k, v))
+        die_usage(program, "--k %s and --v %s differ", shape_text(k, a), shape_text(v, b));
+    if (q->shape[q->ndim - 1] != k->shape[k->ndim - 1])
+        die_usage(program, "--q %s and --k %s have different head dimensions",
+                  shape_text(q, a), shape_text(k, b));
+}
+
+static bool same_leading_dims(const tensor *a, const tensor *b)
+{
+    for (int i = 0; i + 2 < a->ndim; i++)
+        if (a->shape[i] != b->shape[i]) return false;
+    return true;
+}
+
+static bool same_shape(const tensor *a, const tensor *b)
+{
+    if (a->ndim != b->ndim) return false;
+    for (int i = 0; i < a->ndim; i++)
+        if (a->shape[i] != b->shape[i]) return false;
+    return true;
+}
+
+const char *shape_text(const tensor *t, char buf[96])
+{
+    int used = snprintf(buf, 96, "(");
+    for (int i = 0; i < t->ndim && used < 90; i++)
+        used += snprintf(buf + used, 96 - (size_t)used, "%s%zu", i ? ", " : "",
+                         t->shape[i]);
+    snprintf(buf + used, 96 - (size_t)used, t->ndim == 1 ? ",)" : ")");
+    return buf;
+}
+
+attn_params attn_params_from_tensors(const char *program, const tensor *q,
+                                     const tensor *k, const tensor *v)
+{
+    check_shapes(program, q, k, v);
+    const int n = q->ndim;
+    attn_params p = attn_default(n == 4 ? q->shape[0] : 1, n >= 3 ? q->shape[n - 3] : 1,
+                                 q->shape[n - 2], k->shape[n - 2], q->shape[n - 1]);
+    const char *problem = attn_params_problem(&p);
+    if (problem) die_usage(program, "%s", problem);
+    return p;
+}
+

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "harness.h"
 
 typedef struct {
     size_t batch, heads, nq, nk, d;
@@ -70,4 +71,10 @@ void  attn_add_weighted_rows(float *acc, const float *weights, const float *v,
 void attn_draw_inputs(const attn_params *p, uint32_t seed, float *q, float *k,
                       float *v);
 
+/* shapes as Python prints tuples: "(2, 3)" */
+const char *shape_text(const tensor *t, char buf[96]);
+/* the problem that .npy tensors Q, K, V describe; exits 2 with one line
+   naming PROGRAM when their shapes disagree */
+attn_params attn_params_from_tensors(const char *program, const tensor *q,
+                                     const tensor *k, const tensor *v);
 #endif

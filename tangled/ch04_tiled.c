@@ -6,9 +6,6 @@
 #include <string.h>
 #include "ch04_tiled.h"
 
-const char *shape_text(const tensor *t, char buf[96]);
-static bool same_leading_dims(const tensor *a, const tensor *b);
-static bool same_shape(const tensor *a, const tensor *b);
 static void report_file_run(report *r, const ch04_options *o, const attn_params *p,
                             const tensor *q, const tensor *k, const attn_stats *st);
 static const char *mask_text(const attn_params *p, char buf[96]);
@@ -85,61 +82,6 @@ static void apply_kernel_options(const ch04_options *o, attn_params *p)
     if (o->scale > 0) p->scale = (float)o->scale;
 }
 
-static void check_shapes(const tensor *q, const tensor *k, const tensor *v)
-{
-    char a[96], b[96];
-    if (q->ndim < 2 || q->ndim > 4)
-        die_usage(PROGRAM, "--q has shape %s; expected (n, d), (h, n, d) "
-                  "or (b, h, n, d)", shape_text(q, a));
-    if (k->ndim != q->ndim)
-        die_usage(PROGRAM, "--q %s and --k %s have different numbers of dimensions",
-                  shape_text(q, a), shape_text(k, b));
-    if (!same_leading_dims(q, k))
-        die_usage(PROGRAM, "--q %s and --k %s disagree in batch or heads",
-                  shape_text(q, a), shape_text(k, b));
-    if (!same_shape(k, v))
-        die_usage(PROGRAM, "--k %s and --v %s differ", shape_text(k, a), shape_text(v, b));
-    if (q->shape[q->ndim - 1] != k->shape[k->ndim - 1])
-        die_usage(PROGRAM, "--q %s and --k %s have different head dimensions",
-                  shape_text(q, a), shape_text(k, b));
-}
-
-static bool same_leading_dims(const tensor *a, const tensor *b)
-{
-    for (int i = 0; i + 2 < a->ndim; i++)
-        if (a->shape[i] != b->shape[i]) return false;
-    return true;
-}
-
-static bool same_shape(const tensor *a, const tensor *b)
-{
-    if (a->ndim != b->ndim) return false;
-    for (int i = 0; i < a->ndim; i++)
-        if (a->shape[i] != b->shape[i]) return false;
-    return true;
-}
-
-const char *shape_text(const tensor *t, char buf[96])
-{
-    int used = snprintf(buf, 96, "(");
-    for (int i = 0; i < t->ndim && used < 90; i++)
-        used += snprintf(buf + used, 96 - (size_t)used, "%s%zu", i ? ", " : "",
-                         t->shape[i]);
-    snprintf(buf + used, 96 - (size_t)used, t->ndim == 1 ? ",)" : ")");
-    return buf;
-}
-
-static attn_params params_from_shapes(const tensor *q, const tensor *k, const tensor *v)
-{
-    check_shapes(q, k, v);
-    const int n = q->ndim;
-    attn_params p = attn_default(n == 4 ? q->shape[0] : 1, n >= 3 ? q->shape[n - 3] : 1,
-                                 q->shape[n - 2], k->shape[n - 2], q->shape[n - 1]);
-    const char *problem = attn_params_problem(&p);
-    if (problem) die_usage(PROGRAM, "%s", problem);
-    return p;
-}
-
 static attn_stats compute_output(const ch04_options *o, const attn_params *p,
                                  const tensor *q, const tensor *k, const tensor *v,
                                  tensor *out)
@@ -169,7 +111,7 @@ static void run_on_files(const ch04_options *o, report *r)
     tensor q = npy_read_or_exit(PROGRAM, o->q_path),
            k = npy_read_or_exit(PROGRAM, o->k_path),
            v = npy_read_or_exit(PROGRAM, o->v_path);
-    attn_params p = params_from_shapes(&q, &k, &v);
+    attn_params p = attn_params_from_tensors(PROGRAM, &q, &k, &v);
     apply_kernel_options(o, &p);
     tensor out = tensor_new(q.ndim, q.shape);
     const attn_stats st = compute_output(o, &p, &q, &k, &v, &out);

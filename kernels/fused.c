@@ -1,0 +1,612 @@
+/* fused.c — tangled from chapters/ch08_fused_timing.nw; edit that file instead. */
+#include <cblas.h>
+#include <immintrin.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "harness.h"
+#include "online_softmax.h"
+#include "vexp.h"
+#include "fused.h"
+static void require_params(const attn_params *p, const char *kernel)
+{
+    const char *problem = attn_params_problem(p);
+    if (problem) {
+        fprintf(stderr, "%s: %s\n", kernel, problem);
+        exit(2);
+    }
+}
+static size_t round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
+static size_t float_bytes(size_t count) { return fa_mul(count, sizeof(float)); }
+static size_t smaller(size_t a, size_t b) { return a < b ? a : b; }
+static void naive_blas_head(const attn_params *p, const float *q, const float *k,
+                            const float *v, float *o, float *s);
+static void mask_scores(const attn_params *p, float *s);
+static void softmax_row_vexp(float *row, size_t n);
+void attention_naive_blas(const attn_params *p, const float *q, const float *k,
+                          const float *v, float *o, int threads, attn_counts *counts)
+{
+    require_params(p, "attention_naive_blas");
+    const size_t nq = p->nq, nk = p->nk, d = p->d;
+    openblas_set_num_threads(threads < 1 ? 1 : threads);
+    float *s = fa_alloc(fa_mul(fa_mul(nq, nk), sizeof(float)));
+    attn_counts c = { 0 };
+    for (size_t h = 0; h < p->batch * p->heads; h++) {
+        naive_blas_head(p, q + h * nq * d, k + h * nk * d, v + h * nk * d,
+                        o + h * nq * d, s);
+        count_naive_head(&c, p);
+    }
+    fa_free(s);
+    if (counts) *counts = c;
+}
+static void naive_blas_head(const attn_params *p, const float *q, const float *k,
+                            const float *v, float *o, float *s)
+{
+    const int nq = (int)p->nq, nk = (int)p->nk, d = (int)p->d;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nq, nk, d, p->scale,
+                q, d, k, d, 0.0f, s, nk);
+    mask_scores(p, s);
+    for (size_t i = 0; i < p->nq; i++) softmax_row_vexp(s + i * p->nk, p->nk);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nq, d, nk, 1.0f,
+                s, nk, v, d, 0.0f, o, d);
+}
+static void mask_scores(const attn_params *p, float *s)
+{
+    if (!p->causal && p->window <= 0) return;
+    for (size_t i = 0; i < p->nq; i++)
+        for (size_t j = 0; j < p->nk; j++)
+            if (!attn_visible(p, i, j)) s[i * p->nk + j] = -INFINITY;
+}
+static void softmax_row_vexp(float *row, size_t n)
+{
+    const float m = block_max(row, n);
+    if (m == -INFINITY) { memset(row, 0, n * sizeof *row); return; }
+    for (size_t j = 0; j < n; j++) row[j] -= m;
+    vexp_array(vexp_best_isa(), row, row, n);
+    float sum = 0.0f;
+    for (size_t j = 0; j < n; j++) sum += row[j];
+    for (size_t j = 0; j < n; j++) row[j] /= sum;
+}
+void count_naive_head(attn_counts *c, const attn_params *p)
+{
+    const double nq = (double)p->nq, nk = (double)p->nk, d = (double)p->d;
+    c->tiles_computed++;
+    c->flops += 4.0 * nq * nk * d;
+    c->score_bytes += 4.0 * nq * nk * sizeof(float);
+    c->q_bytes += nq * d * sizeof(float);
+    c->o_bytes += nq * d * sizeof(float);
+    c->k_bytes += nk * d * sizeof(float);
+    c->v_bytes += nk * d * sizeof(float);
+}
+enum { FUSED_KEY_TILE = 128 };     /* keys per packed tile */
+typedef struct {
+    const attn_params *p;
+    const float *qs, *kt, *vp;     /* packed: scaled Q rows, K^T tile, V tile   */
+    float *acc, *m, *l;            /* per query row: accumulator, max, sum      */
+    float *sbuf;                   /* scores of one register row group          */
+    size_t rows, d, dp, kc;        /* real rows, dimension, padded, keys in tile */
+    size_t q0, k0;                 /* first query row, first key of the tile    */
+    bool needs_mask;
+} fused_tile;
+static void pack_keys(const float *k, size_t kc, size_t d, float *kt)
+{
+    if (kc < FUSED_KEY_TILE) memset(kt, 0, d * FUSED_KEY_TILE * sizeof *kt);
+    for (size_t j = 0; j < kc; j++)
+        for (size_t c = 0; c < d; c++) kt[c * FUSED_KEY_TILE + j] = k[j * d + c];
+}
+static const float *pack_values(const float *v, size_t kc, size_t d, size_t dp, float *vp)
+{
+    if (dp == d) return v;
+    memset(vp, 0, FUSED_KEY_TILE * dp * sizeof *vp);
+    for (size_t j = 0; j < kc; j++) memcpy(vp + j * dp, v + j * d, d * sizeof *vp);
+    return vp;
+}
+static void pack_queries(const float *q, size_t rows, size_t rows_pad, size_t d,
+                         size_t dp, float scale, float *qs)
+{
+    memset(qs, 0, rows_pad * dp * sizeof *qs);
+    for (size_t r = 0; r < rows; r++)
+        for (size_t c = 0; c < d; c++) qs[r * dp + c] = q[r * d + c] * scale;
+}
+static void visible_range(const fused_tile *t, size_t row, int *lo, int *hi)
+{
+    const long long i = (long long)(t->q0 + row), k0 = (long long)t->k0;
+    const long long kc = (long long)t->kc, w = t->p->window;
+    long long first = 0, last = kc;            /* visible offsets [first, last) */
+    if (t->p->causal || w > 0) last = i - k0 + 1 < kc ? i - k0 + 1 : kc;
+    if (w > 0 && i - w + 1 - k0 > first) first = i - w + 1 - k0;
+    if (last < 0) last = 0;
+    if (first > last) first = last;
+    *lo = (int)first;
+    *hi = (int)last;
+}
+#define ALWAYS static inline __attribute__((always_inline))
+#define UNROLL _Pragma("GCC unroll 16")
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+#define W 8
+#define V __m256
+#define FN(name) name##_avx2
+#define VZERO() _mm256_setzero_ps()
+#define VLOAD(p) _mm256_loadu_ps(p)
+#define VSTORE(p, x) _mm256_storeu_ps(p, x)
+#define VSET1(x) _mm256_set1_ps(x)
+#define VFMA(a, b, c) _mm256_fmadd_ps(a, b, c)
+#define VMUL(a, b) _mm256_mul_ps(a, b)
+#define VADD(a, b) _mm256_add_ps(a, b)
+#define VSUB(a, b) _mm256_sub_ps(a, b)
+#define VMAX(a, b) _mm256_max_ps(a, b)
+#define VEXP(x) vexp8(x)
+#define VHMAX(x) hmax8(x)
+#define VHSUM(x) hsum8(x)
+#define VKEEP(x, base, lo, hi) keep_lanes8(x, base, lo, hi)
+static inline __attribute__((always_inline)) float hmax8(__m256 x)
+{
+    __m128 a = _mm_max_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
+    a = _mm_max_ps(a, _mm_movehl_ps(a, a));
+    return _mm_cvtss_f32(_mm_max_ss(a, _mm_shuffle_ps(a, a, 1)));
+}
+static inline __attribute__((always_inline)) float hsum8(__m256 x)
+{
+    __m128 a = _mm_add_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
+    a = _mm_add_ps(a, _mm_movehl_ps(a, a));
+    return _mm_cvtss_f32(_mm_add_ss(a, _mm_shuffle_ps(a, a, 1)));
+}
+static inline __attribute__((always_inline)) __m256 keep_lanes8(__m256 x, int base,
+                                                                int lo, int hi)
+{
+    const __m256i key = _mm256_add_epi32(_mm256_set1_epi32(base),
+                                         _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    const __m256i in = _mm256_andnot_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(lo), key),
+                                           _mm256_cmpgt_epi32(_mm256_set1_epi32(hi), key));
+    return _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), x, _mm256_castsi256_ps(in));
+}
+#define R 6      /* query rows per register tile             */
+#define NB 2     /* key vectors per register tile (16 keys)  */
+#define DV 2     /* dimension vectors per PV register tile   */
+ALWAYS void FN(qk_register_tile)(const float *restrict qs, size_t ldq,
+                           const float *restrict kt, size_t d, V s[R][NB])
+{
+    UNROLL for (int r = 0; r < R; r++) UNROLL for (int b = 0; b < NB; b++) s[r][b] = VZERO();
+    for (size_t c = 0; c < d; c++) {
+        V kv[NB];
+        UNROLL for (int b = 0; b < NB; b++) kv[b] = VLOAD(kt + c * FUSED_KEY_TILE + b * W);
+        UNROLL for (int r = 0; r < R; r++) {
+            const V qb = VSET1(qs[r * ldq + c]);
+            UNROLL for (int b = 0; b < NB; b++) s[r][b] = VFMA(qb, kv[b], s[r][b]);
+        }
+    }
+}
+ALWAYS void FN(store_scores)(V s[R][NB], float *restrict sbuf, const int lo[R],
+                             const int hi[R], int base, bool masked)
+{
+    UNROLL for (int r = 0; r < R; r++) UNROLL for (int b = 0; b < NB; b++) {
+        float *to = sbuf + r * FUSED_KEY_TILE + base + b * W;
+        VSTORE(to, masked ? VKEEP(s[r][b], base + b * W, lo[r], hi[r]) : s[r][b]);
+    }
+}
+ALWAYS float FN(softmax_row)(float *restrict row, size_t width, float *m, float *l)
+{
+    V top = VSET1(-INFINITY), sum = VZERO();
+    for (size_t j = 0; j < width; j += W) top = VMAX(top, VLOAD(row + j));
+    const float m_new = fmaxf(*m, VHMAX(top));
+    const float m_use = m_new == -INFINITY ? 0.0f : m_new;
+    const V mv = VSET1(m_use);
+    for (size_t j = 0; j < width; j += W) {
+        const V e = VEXP(VSUB(VLOAD(row + j), mv));
+        sum = VADD(sum, e);
+        VSTORE(row + j, e);
+    }
+    float before[W] = { 0 }, after[W] = { 0 }, alpha[W];
+    before[0] = *m;
+    after[0] = m_use;
+    VSTORE(alpha, VEXP(VSUB(VLOAD(before), VLOAD(after))));
+    *m = m_new;
+    *l = *l * alpha[0] + VHSUM(sum);
+    return alpha[0];
+}
+ALWAYS void FN(pv_chunk)(const float *restrict pbuf, const float *restrict vp, size_t dp,
+                         size_t kc, float *restrict acc, const float *alpha, int nv)
+{
+    V a[R][DV];
+    UNROLL for (int r = 0; r < R; r++) UNROLL for (int b = 0; b < nv; b++)
+        a[r][b] = VMUL(VLOAD(acc + r * dp + b * W), VSET1(alpha[r]));
+    for (size_t j = 0; j < kc; j++) {
+        V vv[DV];
+        UNROLL for (int b = 0; b < nv; b++) vv[b] = VLOAD(vp + j * dp + b * W);
+        UNROLL for (int r = 0; r < R; r++) {
+            const V pb = VSET1(pbuf[r * FUSED_KEY_TILE + j]);
+            UNROLL for (int b = 0; b < nv; b++) a[r][b] = VFMA(pb, vv[b], a[r][b]);
+        }
+    }
+    UNROLL for (int r = 0; r < R; r++) UNROLL for (int b = 0; b < nv; b++)
+        VSTORE(acc + r * dp + b * W, a[r][b]);
+}
+static void FN(pv_tile)(const float *pbuf, const float *vp, size_t dp, size_t kc,
+                        float *acc, const float *alpha)
+{
+    size_t c0 = 0;
+    for (; c0 + DV * W <= dp; c0 += DV * W)
+        FN(pv_chunk)(pbuf, vp + c0, dp, kc, acc + c0, alpha, DV);
+    for (; c0 < dp; c0 += W)
+        FN(pv_chunk)(pbuf, vp + c0, dp, kc, acc + c0, alpha, 1);
+}
+static void FN(row_group)(const fused_tile *t, size_t r0)
+{
+    int lo[R], hi[R];
+    float alpha[R];
+    const size_t width = (t->kc + NB * W - 1) / (NB * W) * (NB * W);
+    for (int r = 0; r < R; r++) visible_range(t, r0 + (size_t)r, &lo[r], &hi[r]);
+    for (size_t j0 = 0; j0 < width; j0 += NB * W) {
+        V s[R][NB];
+        FN(qk_register_tile)(t->qs + r0 * t->dp, t->dp, t->kt + j0, t->d, s);
+        FN(store_scores)(s, t->sbuf, lo, hi, (int)j0, t->needs_mask || j0 + NB * W > t->kc);
+    }
+    for (int r = 0; r < R; r++)
+        alpha[r] = FN(softmax_row)(t->sbuf + (size_t)r * FUSED_KEY_TILE, width,
+                                   t->m + r0 + (size_t)r, t->l + r0 + (size_t)r);
+    FN(pv_tile)(t->sbuf, t->vp, t->dp, t->kc, t->acc + r0 * t->dp, alpha);
+}
+static void FN(key_tile)(const fused_tile *t)
+{
+    for (size_t r0 = 0; r0 < t->rows; r0 += R) FN(row_group)(t, r0);
+}
+#undef W
+#undef V
+#undef FN
+#undef R
+#undef NB
+#undef DV
+#undef VZERO
+#undef VLOAD
+#undef VSTORE
+#undef VSET1
+#undef VFMA
+#undef VMUL
+#undef VADD
+#undef VSUB
+#undef VMAX
+#undef VEXP
+#undef VHMAX
+#undef VHSUM
+#undef VKEEP
+#pragma GCC pop_options
+#pragma GCC push_options
+#pragma GCC target("avx512f")
+#define W 16
+#define V __m512
+#define FN(name) name##_avx512
+#define VZERO() _mm512_setzero_ps()
+#define VLOAD(p) _mm512_loadu_ps(p)
+#define VSTORE(p, x) _mm512_storeu_ps(p, x)
+#define VSET1(x) _mm512_set1_ps(x)
+#define VFMA(a, b, c) _mm512_fmadd_ps(a, b, c)
+#define VMUL(a, b) _mm512_mul_ps(a, b)
+#define VADD(a, b) _mm512_add_ps(a, b)
+#define VSUB(a, b) _mm512_sub_ps(a, b)
+#define VMAX(a, b) _mm512_max_ps(a, b)
+#define VEXP(x) vexp16(x)
+#define VHMAX(x) _mm512_reduce_max_ps(x)
+#define VHSUM(x) _mm512_reduce_add_ps(x)
+#define VKEEP(x, base, lo, hi) keep_lanes16(x, base, lo, hi)
+static inline __attribute__((always_inline)) __m512 keep_lanes16(__m512 x, int base,
+                                                                 int lo, int hi)
+{
+    const __m512i key = _mm512_add_epi32(_mm512_set1_epi32(base),
+        _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+    const __mmask16 in = _mm512_cmpge_epi32_mask(key, _mm512_set1_epi32(lo))
+                       & _mm512_cmplt_epi32_mask(key, _mm512_set1_epi32(hi));
+    return _mm512_mask_mov_ps(_mm512_set1_ps(-INFINITY), in, x);
+}
+#define R 6
+#define NB 4     /* 64 keys */
+#define DV 4
+ALWAYS void FN(qk_register_tile)(const float *restrict qs, size_t ldq,
+                           const float *restrict kt, size_t d, V s[R][NB])
+{
+    UNROLL for (int r = 0; r < R; r++) UNROLL for (int b = 0; b < NB; b++) s[r][b] = VZERO();
+    for (size_t c = 0; c < d; c++) {
+        V kv[NB];
+        UNROLL for (int b = 0; b < NB; b++) kv[b] = VLOAD(kt + c * FUSED_KEY_TILE + b * W);
+        UNROLL for (int r = 0; r < R; r++) {
+            const V qb = VSET1(qs[r * ldq + c]);
+            UNROLL for (int b = 0; b < NB; b++) s[r][b] = VFMA(qb, kv[b], s[r][b]);
+        }
+    }
+}
+ALWAYS void FN(store_scores)(V s[R][NB], float *restrict sbuf, const int lo[R],
+                             const int hi[R], int base, bool masked)
+{
+    UNROLL for (int r = 0; r < R; r++) UNROLL for (int b = 0; b < NB; b++) {
+        float *to = sbuf + r * FUSED_KEY_TILE + base + b * W;
+        VSTORE(to, masked ? VKEEP(s[r][b], base + b * W, lo[r], hi[r]) : s[r][b]);
+    }
+}
+ALWAYS float FN(softmax_row)(float *restrict row, size_t width, float *m, float *l)
+{
+    V top = VSET1(-INFINITY), sum = VZERO();
+    for (size_t j = 0; j < width; j += W) top = VMAX(top, VLOAD(row + j));
+    const float m_new = fmaxf(*m, VHMAX(top));
+    const float m_use = m_new == -INFINITY ? 0.0f : m_new;
+    const V mv = VSET1(m_use);
+    for (size_t j = 0; j < width; j += W) {
+        const V e = VEXP(VSUB(VLOAD(row + j), mv));
+        sum = VADD(sum, e);
+        VSTORE(row + j, e);
+    }
+    float before[W] = { 0 }, after[W] = { 0 }, alpha[W];
+    before[0] = *m;
+    after[0] = m_use;
+    VSTORE(alpha, VEXP(VSUB(VLOAD(before), VLOAD(after))));
+    *m = m_new;
+    *l = *l * alpha[0] + VHSUM(sum);
+    return alpha[0];
+}
+ALWAYS void FN(pv_chunk)(const float *restrict pbuf, const float *restrict vp, size_t dp,
+                         size_t kc, float *restrict acc, const float *alpha, int nv)
+{
+    V a[R][DV];
+    UNROLL for (int r = 0; r < R; r++) UNROLL for (int b = 0; b < nv; b++)
+        a[r][b] = VMUL(VLOAD(acc + r * dp + b * W), VSET1(alpha[r]));
+    for (size_t j = 0; j < kc; j++) {
+        V vv[DV];
+        UNROLL for (int b = 0; b < nv; b++) vv[b] = VLOAD(vp + j * dp + b * W);
+        UNROLL for (int r = 0; r < R; r++) {
+            const V pb = VSET1(pbuf[r * FUSED_KEY_TILE + j]);
+            UNROLL for (int b = 0; b < nv; b++) a[r][b] = VFMA(pb, vv[b], a[r][b]);
+        }
+    }
+    UNROLL for (int r = 0; r < R; r++) UNROLL for (int b = 0; b < nv; b++)
+        VSTORE(acc + r * dp + b * W, a[r][b]);
+}
+static void FN(pv_tile)(const float *pbuf, const float *vp, size_t dp, size_t kc,
+                        float *acc, const float *alpha)
+{
+    size_t c0 = 0;
+    for (; c0 + DV * W <= dp; c0 += DV * W)
+        FN(pv_chunk)(pbuf, vp + c0, dp, kc, acc + c0, alpha, DV);
+    for (; c0 < dp; c0 += W)
+        FN(pv_chunk)(pbuf, vp + c0, dp, kc, acc + c0, alpha, 1);
+}
+static void FN(row_group)(const fused_tile *t, size_t r0)
+{
+    int lo[R], hi[R];
+    float alpha[R];
+    const size_t width = (t->kc + NB * W - 1) / (NB * W) * (NB * W);
+    for (int r = 0; r < R; r++) visible_range(t, r0 + (size_t)r, &lo[r], &hi[r]);
+    for (size_t j0 = 0; j0 < width; j0 += NB * W) {
+        V s[R][NB];
+        FN(qk_register_tile)(t->qs + r0 * t->dp, t->dp, t->kt + j0, t->d, s);
+        FN(store_scores)(s, t->sbuf, lo, hi, (int)j0, t->needs_mask || j0 + NB * W > t->kc);
+    }
+    for (int r = 0; r < R; r++)
+        alpha[r] = FN(softmax_row)(t->sbuf + (size_t)r * FUSED_KEY_TILE, width,
+                                   t->m + r0 + (size_t)r, t->l + r0 + (size_t)r);
+    FN(pv_tile)(t->sbuf, t->vp, t->dp, t->kc, t->acc + r0 * t->dp, alpha);
+}
+static void FN(key_tile)(const fused_tile *t)
+{
+    for (size_t r0 = 0; r0 < t->rows; r0 += R) FN(row_group)(t, r0);
+}
+#undef W
+#undef V
+#undef FN
+#undef R
+#undef NB
+#undef DV
+#undef VZERO
+#undef VLOAD
+#undef VSTORE
+#undef VSET1
+#undef VFMA
+#undef VMUL
+#undef VADD
+#undef VSUB
+#undef VMAX
+#undef VEXP
+#undef VHMAX
+#undef VHSUM
+#undef VKEEP
+#pragma GCC pop_options
+typedef struct {
+    size_t rows, lanes;                       /* R and W of the copy */
+    void (*key_tile)(const fused_tile *t);
+} fused_isa_copy;
+
+static fused_isa_copy copy_for(fused_isa isa)
+{
+    if (isa == FUSED_ISA_AVX512) return (fused_isa_copy){ 6, 16, key_tile_avx512 };
+    return (fused_isa_copy){ 6, 8, key_tile_avx2 };
+}
+bool fused_isa_available(fused_isa isa)
+{
+    if (isa == FUSED_ISA_AUTO) return true;
+    return vexp_isa_available(isa == FUSED_ISA_AVX512 ? VEXP_ISA_AVX512 : VEXP_ISA_AVX2);
+}
+
+fused_isa fused_isa_chosen(fused_isa wanted)
+{
+    if (wanted != FUSED_ISA_AUTO) return wanted;
+    return vexp_best_isa() == VEXP_ISA_AVX512 ? FUSED_ISA_AVX512 : FUSED_ISA_AVX2;
+}
+
+const char *fused_isa_name(fused_isa isa)
+{
+    return isa == FUSED_ISA_AVX512 ? "AVX-512" : isa == FUSED_ISA_AVX2 ? "AVX2" : "auto";
+}
+typedef struct { float *qs, *acc, *m, *l, *kt, *vp, *sbuf; } fused_workspace;
+
+static fused_workspace workspace_alloc(const attn_params *p, fused_isa_copy isa)
+{
+    const size_t rows = round_up(p->block_q, isa.rows), dp = round_up(p->d, isa.lanes);
+    return (fused_workspace){
+        .qs = fa_alloc(float_bytes(rows * dp)), .acc = fa_alloc(float_bytes(rows * dp)),
+        .m = fa_alloc(float_bytes(rows)), .l = fa_alloc(float_bytes(rows)),
+        .kt = fa_alloc(float_bytes(p->d * FUSED_KEY_TILE)),
+        .vp = fa_alloc(float_bytes(FUSED_KEY_TILE * dp)),
+        .sbuf = fa_alloc(float_bytes(isa.rows * FUSED_KEY_TILE)) };
+}
+static void workspace_release(fused_workspace *w)
+{
+    fa_free(w->qs); fa_free(w->acc); fa_free(w->m); fa_free(w->l);
+    fa_free(w->kt); fa_free(w->vp); fa_free(w->sbuf);
+}
+typedef struct { size_t head, q0, cost; } fused_item;
+
+static size_t item_cost(const attn_params *p, size_t q0)
+{
+    if (!p->causal && p->window <= 0) return p->nk;
+    const size_t last = smaller(q0 + p->block_q, p->nq), hi = smaller(last, p->nk);
+    const long long from = p->window > 0 ? (long long)q0 - p->window + 1 : 0;
+    const size_t lo = from > 0 ? (size_t)from : 0;
+    return hi > lo ? hi - lo : 0;
+}
+typedef struct {
+    const attn_params *p;
+    const float *q, *k, *v;
+    float *o;
+    fused_isa_copy isa;
+    bool count_only;
+    const fused_item *items;
+    size_t item_count;
+    atomic_size_t next;         /* the next item to hand out */
+} fused_job;
+static void count_block(attn_counts *c, const attn_params *p, size_t rows, size_t cols)
+{
+    c->tiles_computed++;
+    c->flops += 4.0 * (double)rows * (double)cols * (double)p->d;
+    c->k_bytes += (double)float_bytes(cols * p->d);
+    c->v_bytes += (double)float_bytes(cols * p->d);
+}
+static void visit_key_block(const fused_job *job, fused_workspace *w, fused_tile *t,
+                            const float *k, const float *v, size_t k0, size_t cols,
+                            attn_tile_kind kind)
+{
+    const size_t d = job->p->d;
+    for (size_t kk = k0; kk < k0 + cols; kk += FUSED_KEY_TILE) {
+        t->k0 = kk;
+        t->kc = smaller(FUSED_KEY_TILE, k0 + cols - kk);
+        t->needs_mask = kind == ATTN_TILE_MASKED;
+        pack_keys(k + kk * d, t->kc, d, w->kt);
+        t->vp = pack_values(v + kk * d, t->kc, d, t->dp, w->vp);
+        job->isa.key_tile(t);
+    }
+}
+static void start_item(const fused_job *job, fused_workspace *w, fused_item it,
+                       size_t rows, size_t dp)
+{
+    const attn_params *p = job->p;
+    const size_t rows_pad = round_up(rows, job->isa.rows);
+    pack_queries(job->q + (it.head * p->nq + it.q0) * p->d, rows, rows_pad, p->d, dp,
+                 p->scale, w->qs);
+    memset(w->acc, 0, rows_pad * dp * sizeof *w->acc);
+    for (size_t r = 0; r < rows_pad; r++) { w->m[r] = -INFINITY; w->l[r] = 0.0f; }
+}
+static void finish_item(const fused_workspace *w, size_t rows, size_t d, size_t dp,
+                        float *o)
+{
+    for (size_t r = 0; r < rows; r++) {
+        if (w->m[r] == -INFINITY) { memset(o + r * d, 0, d * sizeof *o); continue; }
+        for (size_t c = 0; c < d; c++) o[r * d + c] = w->acc[r * dp + c] / w->l[r];
+    }
+}
+static void run_item(const fused_job *job, fused_workspace *w, fused_item it,
+                     attn_counts *c)
+{
+    const attn_params *p = job->p;
+    const size_t d = p->d, dp = round_up(d, job->isa.lanes);
+    const size_t rows = smaller(p->block_q, p->nq - it.q0);
+    fused_tile t = { .p = p, .qs = w->qs, .kt = w->kt, .vp = w->vp, .acc = w->acc,
+                     .m = w->m, .l = w->l, .sbuf = w->sbuf, .rows = rows, .d = d,
+                     .dp = dp, .q0 = it.q0 };
+    c->q_bytes += (double)float_bytes(rows * d);
+    c->o_bytes += (double)float_bytes(rows * d);
+    if (!job->count_only) start_item(job, w, it, rows, dp);
+    const float *k = job->k + it.head * p->nk * d, *v = job->v + it.head * p->nk * d;
+    for (size_t k0 = 0; k0 < p->nk; k0 += p->block_k) {
+        const size_t cols = smaller(p->block_k, p->nk - k0);
+        const attn_tile_kind kind = attn_tile_classify(p, it.q0, rows, k0, cols);
+        if (kind == ATTN_TILE_SKIPPED) { c->tiles_skipped++; continue; }
+        count_block(c, p, rows, cols);
+        if (!job->count_only) visit_key_block(job, w, &t, k, v, k0, cols, kind);
+    }
+    if (!job->count_only)
+        finish_item(w, rows, d, dp, job->o + (it.head * p->nq + it.q0) * d);
+}
+typedef struct { fused_job *job; attn_counts counts; } fused_worker;
+
+static void *worker_main(void *arg)
+{
+    fused_worker *me = arg;
+    fused_workspace w = workspace_alloc(me->job->p, me->job->isa);
+    for (;;) {
+        const size_t i = atomic_fetch_add(&me->job->next, 1);
+        if (i >= me->job->item_count) break;
+        run_item(me->job, &w, me->job->items[i], &me->counts);
+    }
+    workspace_release(&w);
+    return NULL;
+}
+static int by_cost_then_place(const void *a, const void *b);
+
+static fused_item *make_items(const attn_params *p, size_t *count)
+{
+    const size_t heads = p->batch * p->heads, blocks = (p->nq + p->block_q - 1) / p->block_q;
+    *count = fa_mul(heads, blocks);
+    fused_item *items = fa_alloc(fa_mul(*count, sizeof *items));
+    for (size_t h = 0; h < heads; h++)
+        for (size_t b = 0; b < blocks; b++)
+            items[h * blocks + b] = (fused_item){ h, b * p->block_q,
+                                                  item_cost(p, b * p->block_q) };
+    qsort(items, *count, sizeof *items, by_cost_then_place);
+    return items;
+}
+static int by_cost_then_place(const void *a, const void *b)
+{
+    const fused_item *x = a, *y = b;
+    if (x->cost != y->cost) return x->cost < y->cost ? 1 : -1;
+    if (x->head != y->head) return x->head < y->head ? -1 : 1;
+    return (x->q0 > y->q0) - (x->q0 < y->q0);
+}
+void add_counts(attn_counts *to, const attn_counts *c)
+{
+    to->flops += c->flops;
+    to->q_bytes += c->q_bytes; to->k_bytes += c->k_bytes;
+    to->v_bytes += c->v_bytes; to->o_bytes += c->o_bytes;
+    to->score_bytes += c->score_bytes;
+    to->tiles_computed += c->tiles_computed;
+    to->tiles_skipped += c->tiles_skipped;
+}
+static attn_counts run_workers(fused_job *job, int n)
+{
+    fused_worker *workers = fa_alloc(fa_mul((size_t)n, sizeof *workers));
+    pthread_t *ids = fa_alloc(fa_mul((size_t)n, sizeof *ids));
+    for (int t = 0; t < n; t++) workers[t].job = job;
+    for (int t = 1; t < n; t++)
+        if (pthread_create(&ids[t], NULL, worker_main, &workers[t]) != 0)
+            die_usage("attention_fused", "cannot start thread %d of %d", t + 1, n);
+    worker_main(&workers[0]);
+    for (int t = 1; t < n; t++) pthread_join(ids[t], NULL);
+    attn_counts total = { 0 };
+    for (int t = 0; t < n; t++) add_counts(&total, &workers[t].counts);
+    fa_free(ids); fa_free(workers);
+    return total;
+}
+void attention_fused(const attn_params *p, const float *q, const float *k,
+                     const float *v, float *o, const fused_config *cfg,
+                     attn_counts *counts)
+{
+    require_params(p, "attention_fused");
+    fused_job job = { .p = p, .q = q, .k = k, .v = v, .o = o,
+                      .isa = copy_for(fused_isa_chosen(cfg->isa)),
+                      .count_only = cfg->count_only };
+    fused_item *items = make_items(p, &job.item_count);
+    job.items = items;
+    atomic_init(&job.next, 0);
+    const attn_counts total = run_workers(&job, cfg->threads < 1 ? 1 : cfg->threads);
+    if (counts) *counts = total;
+    fa_free(items);
+}

@@ -1,0 +1,39 @@
+/* vexp.c — the array versions of the vectorized exponential.
+   Tangled from chapters/ch08_fused_timing.nw. */
+#include "vexp.h"
+bool vexp_isa_available(vexp_isa isa)
+{
+    __builtin_cpu_init();
+    if (isa == VEXP_ISA_AVX512) return __builtin_cpu_supports("avx512f");
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+
+vexp_isa vexp_best_isa(void)
+{
+    return vexp_isa_available(VEXP_ISA_AVX512) ? VEXP_ISA_AVX512 : VEXP_ISA_AVX2;
+}
+__attribute__((target("avx512f")))
+static void vexp_array16(const float *x, float *y, size_t n)
+{
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, vexp16(_mm512_loadu_ps(x + i)));
+    if (i < n) {
+        const __mmask16 lanes = (__mmask16)((1u << (n - i)) - 1);
+        _mm512_mask_storeu_ps(y + i, lanes, vexp16(_mm512_maskz_loadu_ps(lanes, x + i)));
+    }
+}
+__attribute__((target("avx2,fma")))
+static void vexp_array8(const float *x, float *y, size_t n)
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, vexp8(_mm256_loadu_ps(x + i)));
+    float tail[8] = { 0 };
+    for (size_t t = 0; i + t < n; t++) tail[t] = x[i + t];
+    _mm256_storeu_ps(tail, vexp8(_mm256_loadu_ps(tail)));
+    for (size_t t = 0; i + t < n; t++) y[i + t] = tail[t];
+}
+void vexp_array(vexp_isa isa, const float *x, float *y, size_t n)
+{
+    if (isa == VEXP_ISA_AVX512) vexp_array16(x, y, n);
+    else vexp_array8(x, y, n);
+}

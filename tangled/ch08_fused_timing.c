@@ -1,0 +1,739 @@
+/* ch08_fused_timing — counted, measured and benchmarked attention kernels.
+   Tangled from chapters/ch08_fused_timing.nw. */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "harness.h"
+#include "attention.h"
+#include "ladder.h"
+#include "fused.h"
+
+#define CH08_PROGRAM "ch08_fused_timing"
+enum { CH08_MAX_BLOCK = 4096, CH08_MAX_SEQ = 65536 };
+typedef struct {
+    const char *q_path, *k_path, *v_path, *out_path, *kernel, *isa;
+    const char *data_dir, *python, *recorded, *traffic_run;
+    bool causal, json, bench, quick;
+    long window, block_q, block_k, seed, heads, seq, dim, threads, repeats;
+    long max_seq, naive_max_seq, tiled_max_seq;
+    double scale;
+} ch08_options;
+attn_counts counted_fused(size_t n, bool causal);
+attn_counts counted_naive(size_t n);
+static void apply_ch08_kernel_options(const ch08_options *o, attn_params *p);
+static void report_ch08_file_run(report *r, const ch08_options *o, const tensor *q,
+                            const attn_counts *c);
+static size_t floats_bytes(size_t count);
+static void bench_memory(const ch08_options *o);
+static ch08_options ch08_defaults(void)
+{
+    return (ch08_options){ .kernel = "fused", .isa = "auto",
+                           .recorded = "chapters/recorded/bench.txt",
+                           .block_q = 0, .block_k = 128, .heads = 8, .seq = 1024,
+                           .dim = 64, .threads = ladder_cpus(), .repeats = 3,
+                           .max_seq = 16384, .naive_max_seq = 4096, .tiled_max_seq = 1024 };
+}
+static void parse_ch08_options(int argc, char **argv, ch08_options *o)
+{
+    const option opts[] = {
+        { "q", OPT_STRING, &o->q_path, 0, 0, "FILE", "queries: .npy float32 (n,d), (h,n,d) or (b,h,n,d)" },
+        { "k", OPT_STRING, &o->k_path, 0, 0, "FILE", "keys: same leading shape and d as --q" },
+        { "v", OPT_STRING, &o->v_path, 0, 0, "FILE", "values: the shape of --k" },
+        { "out", OPT_STRING, &o->out_path, 0, 0, "FILE", "write the output (.npy, the shape of --q)" },
+        { "kernel", OPT_STRING, &o->kernel, 0, 0, "NAME", "fused, naive (OpenBLAS) or tiled (chapter 4)" },
+        { "causal", OPT_FLAG, &o->causal, 0, 0, NULL, "causal mask, top-left aligned" },
+        { "window", OPT_INT, &o->window, 0, 1e9, "W", "sliding window of W keys (implies causal)" },
+        { "block-q", OPT_INT, &o->block_q, 0, CH08_MAX_BLOCK, "N",
+          "query rows per work item (0: 128 below n = 4096, 256 from there)" },
+        { "block-k", OPT_INT, &o->block_k, 1, CH08_MAX_BLOCK, "N", "keys per block" },
+        { "scale", OPT_DOUBLE, &o->scale, 0, 1e12, "S", "score scale (0: 1/sqrt(d))" },
+        { "threads", OPT_INT, &o->threads, 1, 1024, "T", "threads of the fused and naive kernels" },
+        { "isa", OPT_STRING, &o->isa, 0, 0, "NAME", "auto, avx2 or avx512" },
+        { "seed", OPT_INT, &o->seed, 0, 4294967295.0, "N", "seed of the generated Q, K, V" },
+        { "heads", OPT_INT, &o->heads, 1, 64, "H", "heads of the ladder" },
+        { "seq", OPT_INT, &o->seq, 1, 16384, "N", "sequence length of the ladder" },
+        { "dim", OPT_INT, &o->dim, 1, 1024, "D", "head dimension of the ladder" },
+        { "repeats", OPT_INT, &o->repeats, 1, 101, "R", "timed runs per measurement" },
+        { "traffic-run", OPT_STRING, &o->traffic_run, 0, 0, "KERNEL",
+          "run naive or fused once on the cachegrind problem, print nothing" },
+        { "bench", OPT_FLAG, &o->bench, 0, 0, NULL, "run the benchmark (minutes), results on stdout" },
+        { "quick", OPT_FLAG, &o->quick, 0, 0, NULL, "benchmark only up to n = 4096, d = 64" },
+        { "python", OPT_STRING, &o->python, 0, 0, "PATH", "a Python with torch: PyTorch's SDPA as a peer" },
+        { "max-seq", OPT_INT, &o->max_seq, 512, CH08_MAX_SEQ, "N", "largest n of the benchmark" },
+        { "naive-max-seq", OPT_INT, &o->naive_max_seq, 0, CH08_MAX_SEQ, "N",
+          "largest n at which the benchmark runs the naive kernel" },
+        { "tiled-max-seq", OPT_INT, &o->tiled_max_seq, 0, CH08_MAX_SEQ, "N",
+          "largest n at which the benchmark runs chapter 4's kernel" },
+        { "recorded", OPT_STRING, &o->recorded, 0, 0, "FILE", "the recorded benchmark to report" },
+        { "json", OPT_FLAG, &o->json, 0, 0, NULL, "print the report as JSON" },
+        { "data", OPT_STRING, &o->data_dir, 0, 0, "DIR",
+          "read chapter 1's and cachegrind's data from DIR, write figure data there" },
+    };
+    options_parse(argc, argv, CH08_PROGRAM, "fused attention: counted, measured, benchmarked",
+                  opts, sizeof opts / sizeof opts[0]);
+}
+static fused_config config_of(const ch08_options *o, int threads)
+{
+    fused_config cfg = { .threads = threads, .isa = FUSED_ISA_AUTO };
+    if (strcmp(o->isa, "avx2") == 0) cfg.isa = FUSED_ISA_AVX2;
+    else if (strcmp(o->isa, "avx512") == 0) cfg.isa = FUSED_ISA_AVX512;
+    else if (strcmp(o->isa, "auto") != 0)
+        die_usage(CH08_PROGRAM, "--isa must be auto, avx2 or avx512, not '%s'", o->isa);
+    if (!fused_isa_available(cfg.isa))
+        die_usage(CH08_PROGRAM, "this CPU has no %s", fused_isa_name(cfg.isa));
+    return cfg;
+}
+typedef enum { KERNEL_NAIVE, KERNEL_TILED, KERNEL_FUSED } ch08_kernel;
+
+static ch08_kernel kernel_of(const char *name)
+{
+    if (strcmp(name, "naive") == 0) return KERNEL_NAIVE;
+    if (strcmp(name, "tiled") == 0) return KERNEL_TILED;
+    if (strcmp(name, "fused") != 0)
+        die_usage(CH08_PROGRAM, "--kernel must be fused, naive or tiled, not '%s'", name);
+    return KERNEL_FUSED;
+}
+static attn_counts run_kernel(ch08_kernel kernel, const attn_params *p, const float *q,
+                       const float *k, const float *v, float *o, const fused_config *cfg)
+{
+    attn_counts c = { 0 };
+    if (kernel == KERNEL_NAIVE) attention_naive_blas(p, q, k, v, o, cfg->threads, &c);
+    else if (kernel == KERNEL_TILED) attention_tiled(p, q, k, v, o, NULL);
+    else attention_fused(p, q, k, v, o, cfg, &c);
+    return c;
+}
+static size_t block_q_for(const ch08_options *o, size_t n)
+{
+    if (o->block_q > 0) return (size_t)o->block_q;
+    return n < 4096 ? 128 : 256;
+}
+static void run_ch08_on_files(const ch08_options *o, report *r)
+{
+    if (!o->q_path || !o->k_path || !o->v_path || !o->out_path)
+        die_usage(CH08_PROGRAM, "--q, --k, --v and --out go together");
+    const ch08_kernel kernel = kernel_of(o->kernel);
+    const fused_config cfg = config_of(o, (int)o->threads);
+    tensor q = npy_read_or_exit(CH08_PROGRAM, o->q_path), k = npy_read_or_exit(CH08_PROGRAM, o->k_path),
+           v = npy_read_or_exit(CH08_PROGRAM, o->v_path);
+    attn_params p = attn_params_from_tensors(CH08_PROGRAM, &q, &k, &v);
+    apply_ch08_kernel_options(o, &p);
+    tensor out = tensor_new(q.ndim, q.shape);
+    const attn_counts c = run_kernel(kernel, &p, q.data, k.data, v.data, out.data, &cfg);
+    npy_write_or_exit(CH08_PROGRAM, o->out_path, &out);
+    report_ch08_file_run(r, o, &q, &c);
+    tensor_free(&q); tensor_free(&k); tensor_free(&v); tensor_free(&out);
+}
+static void apply_ch08_kernel_options(const ch08_options *o, attn_params *p)
+{
+    p->causal = o->causal || o->window > 0;
+    p->window = o->window;
+    p->block_q = block_q_for(o, p->nq);
+    p->block_k = (size_t)o->block_k;
+    if (o->scale > 0) p->scale = (float)o->scale;
+    const char *problem = attn_params_problem(p);
+    if (problem) die_usage(CH08_PROGRAM, "%s", problem);
+}
+static void report_ch08_file_run(report *r, const ch08_options *o, const tensor *q,
+                            const attn_counts *c)
+{
+    char a[96];
+    report_fact_labeled(r, "q_shape", "Q", shape_text(q, a));
+    report_fact_labeled(r, "kernel", "kernel", o->kernel);
+    report_fact_labeled(r, "flops", "operations counted", fmt_num(a, c->flops));
+    report_fact_labeled(r, "output", "output written to", o->out_path);
+}
+enum { COUNT_HEADS = 8, COUNT_DIM = 64, COUNT_BLOCK = 128, COUNT_SIZES = 4 };
+static const size_t COUNT_N[COUNT_SIZES] = { 512, 1024, 2048, 4096 };
+
+attn_counts counted_fused(size_t n, bool causal)
+{
+    attn_params p = attn_default(1, COUNT_HEADS, n, n, COUNT_DIM);
+    p.causal = causal;
+    p.block_q = p.block_k = COUNT_BLOCK;
+    const fused_config cfg = { .threads = 1, .count_only = true };
+    attn_counts c = { 0 };
+    attention_fused(&p, NULL, NULL, NULL, NULL, &cfg, &c);
+    return c;
+}
+attn_counts counted_naive(size_t n)
+{
+    const attn_params p = attn_default(1, COUNT_HEADS, n, n, COUNT_DIM);
+    attn_counts c = { 0 };
+    for (size_t h = 0; h < p.batch * p.heads; h++) count_naive_head(&c, &p);
+    return c;
+}
+static void flops_table(report *r)
+{
+    static const char *const cols[] = { "n", "naive GFLOP", "tiled GFLOP", "ratio",
+                                        "causal tiled GFLOP", "causal ratio", NULL };
+    table *t = report_table(r, "flops", "Counted operations, 8 heads, d = 64, blocks of 128",
+                            cols);
+    for (int i = 0; i < COUNT_SIZES; i++) {
+        const attn_counts nv = counted_naive(COUNT_N[i]);
+        const attn_counts tf = counted_fused(COUNT_N[i], false);
+        const attn_counts tc = counted_fused(COUNT_N[i], true);
+        table_rowf(t, "%zu|%.1f|%.1f|%.2fx|%.1f|%.2fx", COUNT_N[i], nv.flops / 1e9,
+                   tf.flops / 1e9, tf.flops / nv.flops, tc.flops / 1e9, tc.flops / nv.flops);
+    }
+    const attn_counts nv = counted_naive(COUNT_N[0]), tf = counted_fused(COUNT_N[0], false);
+    report_factf(r, "flop_ratio_noncausal", "%.2fx", tf.flops / nv.flops);
+}
+static double all_bytes(const attn_counts *c)
+{
+    return c->q_bytes + c->k_bytes + c->v_bytes + c->o_bytes + c->score_bytes;
+}
+static double mib(double bytes) { return bytes / (1024.0 * 1024.0); }
+static void traffic_table(report *r)
+{
+    static const char *const cols[] = { "n", "naive scores MiB", "tiled scores MiB",
+        "naive all MiB", "tiled all MiB", "ratio", "K/V reads", NULL };
+    table *t = report_table(r, "traffic", "Counted traffic, 8 heads, d = 64, blocks of 128",
+                            cols);
+    for (int i = 0; i < COUNT_SIZES; i++) {
+        const attn_counts nv = counted_naive(COUNT_N[i]), tf = counted_fused(COUNT_N[i], false);
+        const double kv_size = 4.0 * COUNT_HEADS * (double)COUNT_N[i] * COUNT_DIM;
+        table_rowf(t, "%zu|%.0f|%.0f|%.0f|%.0f|%.1fx|%.0fx", COUNT_N[i], mib(nv.score_bytes),
+                   mib(tf.score_bytes), mib(all_bytes(&nv)), mib(all_bytes(&tf)),
+                   all_bytes(&nv) / all_bytes(&tf), tf.k_bytes / kv_size);
+    }
+    const attn_counts n0 = counted_naive(COUNT_N[0]), t0 = counted_fused(COUNT_N[0], false);
+    const attn_counts n1 = counted_naive(COUNT_N[COUNT_SIZES - 1]);
+    const attn_counts t1 = counted_fused(COUNT_N[COUNT_SIZES - 1], false);
+    report_factf(r, "count_last_n", "%zu", COUNT_N[COUNT_SIZES - 1]);
+    report_factf(r, "naive_score_mib_last", "%.0f", mib(n1.score_bytes));
+    report_factf(r, "traffic_ratio_first", "%.1fx", all_bytes(&n0) / all_bytes(&t0));
+    report_factf(r, "traffic_ratio_last", "%.1fx", all_bytes(&n1) / all_bytes(&t1));
+    report_factf(r, "count_heads", "%d", COUNT_HEADS);
+    report_factf(r, "count_dim", "%d", COUNT_DIM);
+    report_factf(r, "count_block", "%d", COUNT_BLOCK);
+}
+enum { CG_SEQ = 1024, CG_DIM = 16 };
+
+static void traffic_run(const ch08_options *o)
+{
+    attn_params p = attn_default(1, 1, CG_SEQ, CG_SEQ, CG_DIM);
+    p.block_q = p.block_k = COUNT_BLOCK;
+    const size_t bytes = floats_bytes(CG_SEQ * CG_DIM);
+    float *q = fa_alloc(bytes), *k = fa_alloc(bytes), *v = fa_alloc(bytes), *out = fa_alloc(bytes);
+    attn_draw_inputs(&p, 0, q, k, v);
+    const fused_config cfg = config_of(o, 1);
+    run_kernel(kernel_of(o->traffic_run), &p, q, k, v, out, &cfg);
+    fa_free(q); fa_free(k); fa_free(v); fa_free(out);
+}
+static size_t floats_bytes(size_t count) { return fa_mul(count, sizeof(float)); }
+typedef struct { double refs, d1_misses, ll_misses; char geometry[160]; bool found; } cg_result;
+
+static double cg_number(const char *line)      /* "==1== D1  misses:  1,234 (..." */
+{
+    const char *colon = strchr(line, ':');
+    double x = 0;
+    for (const char *c = colon ? colon + 1 : line; *c && *c != '('; c++)
+        if (*c >= '0' && *c <= '9') x = 10 * x + (*c - '0');
+    return x;
+}
+static cg_result read_cachegrind(const char *dir, const char *kernel)
+{
+    cg_result g = { 0 };
+    char path[4096], line[512];
+    snprintf(path, sizeof path, "%s/ch08_cachegrind_%s.txt", dir ? dir : ".", kernel);
+    FILE *f = fopen(path, "r");
+    if (!f) return g;
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '#') sscanf(line, "# %159[^\n]", g.geometry);
+        if (strstr(line, "D   refs:")) g.refs = cg_number(line);
+        if (strstr(line, "D1  misses:")) g.d1_misses = cg_number(line);
+        if (strstr(line, "LLd misses:")) { g.ll_misses = cg_number(line); g.found = true; }
+    }
+    fclose(f);
+    return g;
+}
+static void cachegrind_row(table *t, report *r, const char *dir, const char *kernel)
+{
+    const cg_result g = read_cachegrind(dir, kernel);
+    char key[64];
+    snprintf(key, sizeof key, "cg_%s_ll_mib", kernel);
+    if (!g.found) {
+        table_rowf(t, "%s|not measured|-|-|-", kernel);
+        report_fact(r, key, "(not measured)");
+        return;
+    }
+    table_rowf(t, "%s|%.0f|%.0f|%.0f|%.1f", kernel, g.refs, g.d1_misses, g.ll_misses,
+               mib(64.0 * g.ll_misses));
+    report_factf(r, key, "%.1f", mib(64.0 * g.ll_misses));
+}
+static void cachegrind_table(report *r, const char *dir)
+{
+    static const char *const cols[] = { "kernel", "data refs", "D1 misses",
+                                        "LL misses", "LL misses MiB", NULL };
+    table *t = report_table(r, "cachegrind", "Cachegrind, one head, n = 1024, d = 16", cols);
+    cachegrind_row(t, r, dir, "naive");
+    cachegrind_row(t, r, dir, "fused");
+    const cg_result g = read_cachegrind(dir, "fused");
+    report_fact(r, "cachegrind_geometry", g.found ? g.geometry : "(not measured)");
+    report_factf(r, "cg_seq", "%d", CG_SEQ);
+    report_factf(r, "cg_dim", "%d", CG_DIM);
+    report_factf(r, "cg_score_mib", "%.0f", mib(4.0 * CG_SEQ * CG_SEQ));
+    report_factf(r, "cg_tensor_mib", "%.2f", mib(4.0 * 4.0 * CG_SEQ * CG_DIM));
+}
+typedef struct { double median, fastest, slowest; int runs; } timing;
+
+static timing time_kernel(ch08_kernel kernel, const attn_params *p, const tensor qkv[3],
+                          float *o, const fused_config *cfg, int warmup, int repeats)
+{
+    double seconds[128];
+    const int n = repeats < 128 ? repeats : 128;
+    for (int i = 0; i < warmup + n; i++) {
+        const double start = now_seconds();
+        run_kernel(kernel, p, qkv[0].data, qkv[1].data, qkv[2].data, o, cfg);
+        if (i >= warmup) seconds[i - warmup] = now_seconds() - start;
+    }
+    timing t = { .fastest = seconds[0], .slowest = seconds[0], .runs = n };
+    for (int i = 1; i < n; i++) {
+        if (seconds[i] < t.fastest) t.fastest = seconds[i];
+        if (seconds[i] > t.slowest) t.slowest = seconds[i];
+    }
+    t.median = median_of(seconds, (size_t)n);
+    return t;
+}
+typedef struct { const char *name, *key; ch08_kernel kernel; bool all_threads; } rung;
+static const rung RUNGS[] = {
+    { "naive, OpenBLAS", "naive_1", KERNEL_NAIVE, false },
+    { "naive, OpenBLAS", "naive_all", KERNEL_NAIVE, true },
+    { "tiled, chapter 4", "tiled_1", KERNEL_TILED, false },
+    { "fused", "fused_1", KERNEL_FUSED, false },
+    { "fused", "fused_all", KERNEL_FUSED, true },
+};
+enum { RUNG_COUNT = sizeof RUNGS / sizeof RUNGS[0] };
+static attn_params ladder_params(const ch08_options *o)
+{
+    attn_params p = attn_default(1, (size_t)o->heads, (size_t)o->seq, (size_t)o->seq,
+                                 (size_t)o->dim);
+    p.block_q = block_q_for(o, p.nq);
+    p.block_k = (size_t)o->block_k;
+    return p;
+}
+
+static void draw_tensors(const attn_params *p, uint32_t seed, tensor qkv[3])
+{
+    const size_t shape[4] = { p->batch, p->heads, p->nq, p->d };
+    for (int i = 0; i < 3; i++) qkv[i] = tensor_new(4, shape);
+    attn_draw_inputs(p, seed, qkv[0].data, qkv[1].data, qkv[2].data);
+}
+static double first_head_error(const attn_params *p, const tensor qkv[3], const float *o)
+{
+    attn_params one = *p;
+    one.batch = one.heads = 1;
+    double *exact = fa_alloc(fa_mul(p->nq * p->d, sizeof(double)));
+    attention_reference(&one, qkv[0].data, qkv[1].data, qkv[2].data, exact);
+    const double err = max_abs_diff_fd(o, exact, p->nq * p->d);
+    fa_free(exact);
+    return err;
+}
+typedef struct { double gflops, intensity; } rung_point;
+
+static rung_point ladder_row(table *t, report *r, const ch08_options *o,
+                               const attn_params *p, const tensor qkv[3], float *out,
+                               const rung *g, const ladder_profile *machine)
+{
+    const int threads = g->all_threads ? (int)o->threads : 1;
+    const fused_config cfg = config_of(o, threads);
+    const attn_counts c = g->kernel == KERNEL_NAIVE
+        ? run_kernel(KERNEL_NAIVE, p, qkv[0].data, qkv[1].data, qkv[2].data, out, &cfg)
+        : run_kernel(KERNEL_FUSED, p, NULL, NULL, NULL, NULL,
+                     &(fused_config){ .threads = 1, .count_only = true });
+    const timing tm = time_kernel(g->kernel, p, qkv, out, &cfg, 1, (int)o->repeats);
+    const rung_point pt = { c.flops / tm.median / 1e9, c.flops / all_bytes(&c) };
+    const double peak = threads == 1 ? machine->fma_gflops_one : machine->fma_gflops_all;
+    char med[32], err[32], pct[32], key[64];
+    table_rowf(t, "%s|%d|%s|%.4f-%.4f|%.1f|%s|%s", g->name, threads, fmt_num(med, tm.median),
+               tm.fastest, tm.slowest, pt.gflops,
+               peak > 0 ? fmt_pct(pct, pt.gflops / peak) : "-",
+               fmt_num(err, first_head_error(p, qkv, out)));
+    snprintf(key, sizeof key, "gflops_%s", g->key);
+    report_factf(r, key, "%.1f", pt.gflops);
+    return pt;
+}
+static void write_roofline(const char *dir, const ladder_profile *m,
+                           const rung_point pts[RUNG_COUNT])
+{
+    FILE *f = data_file(dir, "ch08_roofline.dat");
+    fprintf(f, "# intensity gflops kernel threads\n");
+    for (int i = 0; i < RUNG_COUNT; i++)
+        fprintf(f, "%.6g %.6g \"%s, %s\"\n", pts[i].intensity, pts[i].gflops, RUNGS[i].name,
+                RUNGS[i].all_threads ? "all cores" : "1 core");
+    fprintf(f, "\n\n# roof: level gbs_one gbs_all peak_one peak_all\n");
+    for (int l = 0; l < m->nlevels; l++)
+        fprintf(f, "\"%s\" %.6g %.6g %.6g %.6g\n", m->level[l].name, m->level[l].gbs_one,
+                m->level[l].gbs_all, m->fma_gflops_one, m->fma_gflops_all);
+    if (fclose(f) != 0) die_usage(CH08_PROGRAM, "cannot write ch08_roofline.dat");
+}
+static void ladder_table(report *r, const ch08_options *o, const ladder_profile *machine)
+{
+    static const char *const cols[] = { "kernel", "threads", "median s", "min-max s",
+                                        "GFLOP/s", "% of peak", "max error", NULL };
+    table *t = report_table(r, "ladder", "The ladder, no mask", cols);
+    const attn_params p = ladder_params(o);
+    tensor qkv[3];
+    draw_tensors(&p, (uint32_t)o->seed, qkv);
+    float *out = fa_alloc(floats_bytes(tensor_count(&qkv[0])));
+    rung_point pts[RUNG_COUNT];
+    for (int i = 0; i < RUNG_COUNT; i++)
+        pts[i] = ladder_row(t, r, o, &p, qkv, out, &RUNGS[i], machine);
+    report_factf(r, "ladder_shape", "1 x %ld x %ld x %ld", o->heads, o->seq, o->dim);
+    report_factf(r, "ladder_repeats", "%ld", o->repeats);
+    report_factf(r, "intensity_naive", "%.1f", pts[0].intensity);
+    report_factf(r, "intensity_fused", "%.0f", pts[3].intensity);
+    report_fact(r, "isa", fused_isa_name(fused_isa_chosen(config_of(o, 1).isa)));
+    if (o->data_dir) write_roofline(o->data_dir, machine, pts);
+    fa_free(out);
+    for (int i = 0; i < 3; i++) tensor_free(&qkv[i]);
+}
+static ladder_profile machine_of(const ch08_options *o, report *r)
+{
+    ladder_profile m = { 0 };
+    char err[256];
+    if (o->data_dir && ladder_read(o->data_dir, &m, err, sizeof err) != 0)
+        die_usage(CH08_PROGRAM, "%s (run ./ch01_memory_ladder --data %s first)", err, o->data_dir);
+    report_factf(r, "machine", "%s, %d CPUs", o->data_dir ? m.cpu_model : "this machine",
+                 ladder_cpus());
+    report_factf(r, "peak_one", "%.0f", m.fma_gflops_one);
+    report_factf(r, "peak_all", "%.0f", m.fma_gflops_all);
+    return m;
+}
+typedef struct {
+    char kernel[16];
+    long n, d, threads;
+    int causal;
+    timing t;
+    double gflops;            /* NaN when not run */
+} bench_result;
+enum { BENCH_HEADS = 8 };
+static double bench_flops(long n, long d, int causal)
+{
+    return (causal ? 2.0 : 4.0) * BENCH_HEADS * (double)n * (double)n * (double)d;
+}
+static int bench_repeats(long n)
+{
+    return n <= 2048 ? 5 : n <= 4096 ? 3 : 1;
+}
+typedef struct { long n, d, threads; int causal; } bench_config;
+
+static size_t bench_configs(const ch08_options *o, bench_config *out, size_t max)
+{
+    const long dims[2] = { 64, 128 }, threads[2] = { 1, o->threads };
+    const long last_n = o->quick && o->max_seq > 4096 ? 4096 : o->max_seq;
+    size_t count = 0;
+    for (int di = 0; di < (o->quick ? 1 : 2); di++)
+        for (int causal = 0; causal <= 1; causal++)
+            for (long n = 512; n <= last_n; n *= 2)
+                for (int ti = 0; ti < (o->threads > 1 ? 2 : 1); ti++)
+                    if (count < max)
+                        out[count++] = (bench_config){ n, dims[di], threads[ti], causal };
+    return count;
+}
+static size_t torch_command(const ch08_options *o, const bench_config *cfg, size_t count,
+                            char *cmd, size_t size)
+{
+    if (strchr(o->python, '\'')) die_usage(CH08_PROGRAM, "--python: a path without quotes, please");
+    size_t used = (size_t)snprintf(cmd, size, "'%s' tangled/ch08_torch_peer.py %d", o->python,
+                                   BENCH_HEADS);
+    for (size_t i = 0; i < count && used < size; i++) {
+        const long n = cfg[i].n;
+        used += (size_t)snprintf(cmd + used, size - used, " %ld,%ld,%d,%ld,%d,%d", n,
+                                 cfg[i].d, cfg[i].causal, cfg[i].threads,
+                                 bench_repeats(n), n <= 4096);
+    }
+    return used;
+}
+static size_t run_torch(const ch08_options *o, const bench_config *cfg, size_t count,
+                        bench_result *out)
+{
+    char cmd[16384], line[512];
+    if (torch_command(o, cfg, count, cmd, sizeof cmd) >= sizeof cmd)
+        die_usage(CH08_PROGRAM, "the PyTorch command line is too long");
+    FILE *p = popen(cmd, "r");
+    if (!p) die_usage(CH08_PROGRAM, "cannot run %s", o->python);
+    size_t got = 0;
+    while (fgets(line, sizeof line, p) && got < count) {
+        bench_result b = { .kernel = "torch" };
+        if (line[0] == '#') { printf("%s", line); continue; }
+        if (sscanf(line, "%ld %ld %d %ld %d %lf %lf %lf", &b.n, &b.d, &b.causal, &b.threads,
+                   &b.t.runs, &b.t.median, &b.t.fastest, &b.t.slowest) != 8) continue;
+        b.gflops = bench_flops(b.n, b.d, b.causal) / b.t.median / 1e9;
+        out[got++] = b;
+    }
+    pclose(p);
+    return got;
+}
+static size_t bench_ours(const ch08_options *o, const bench_config *c, const tensor qkv[3],
+                         float *out, bench_result *res)
+{
+    attn_params p = attn_default(1, BENCH_HEADS, (size_t)c->n, (size_t)c->n, (size_t)c->d);
+    p.causal = c->causal;
+    p.block_q = block_q_for(o, p.nq);
+    p.block_k = (size_t)o->block_k;
+    const fused_config cfg = config_of(o, (int)c->threads);
+    size_t count = 0;
+    for (int k = KERNEL_NAIVE; k <= KERNEL_FUSED; k++) {
+        if (k == KERNEL_NAIVE && c->n > o->naive_max_seq) continue;
+        if (k == KERNEL_TILED && (c->threads != 1 || c->n > o->tiled_max_seq)) continue;
+        bench_result *b = &res[count++];
+        *b = (bench_result){ .n = c->n, .d = c->d, .causal = c->causal, .threads = c->threads };
+        snprintf(b->kernel, sizeof b->kernel, "%s", k == KERNEL_NAIVE ? "naive"
+                 : k == KERNEL_TILED ? "tiled" : "fused");
+        b->t = time_kernel((ch08_kernel)k, &p, qkv, out, &cfg, c->n <= 4096, bench_repeats(c->n));
+        b->gflops = bench_flops(c->n, c->d, c->causal) / b->t.median / 1e9;
+        fprintf(stderr, "bench: %s n=%ld d=%ld causal=%d threads=%ld: %.3f s\n", b->kernel,
+                c->n, c->d, c->causal, c->threads, b->t.median);
+    }
+    return count;
+}
+static void print_result(const bench_result *b, double peak, const bench_result *naive,
+                         const bench_result *torch)
+{
+    char xn[32] = "-", xt[32] = "-";
+    if (naive) snprintf(xn, sizeof xn, "%.2f", b->gflops / naive->gflops);
+    if (torch) snprintf(xt, sizeof xt, "%.2f", b->gflops / torch->gflops);
+    printf("%s %s %ld %ld %d %ld %d %.6f %.6f %.6f %.2f %.1f %s %s\n", CH08_PROGRAM, b->kernel,
+           b->n, b->d, b->causal, b->threads, b->t.runs, b->t.median, b->t.fastest,
+           b->t.slowest, b->gflops, 100.0 * b->gflops / peak, xn, xt);
+    fflush(stdout);
+}
+static const bench_result *find_result(const bench_result *r, size_t count, const char *kernel,
+                                       const bench_result *like)
+{
+    for (size_t i = 0; i < count; i++)
+        if (strcmp(r[i].kernel, kernel) == 0 && r[i].n == like->n && r[i].d == like->d
+            && r[i].causal == like->causal && r[i].threads == like->threads)
+            return &r[i];
+    return NULL;
+}
+static void run_bench(const ch08_options *o)
+{
+    static bench_config cfg[256];
+    static bench_result torch[256], ours[8];
+    const size_t count = bench_configs(o, cfg, 256);
+    const double peak_one = ladder_fma_gflops(1, 1 << 22, 5);
+    const double peak_all = ladder_fma_gflops((int)o->threads, 1 << 22, 5);
+    char model[128];
+    ladder_cpu_model(model, sizeof model);
+    printf("# %s: machine %s, %d CPUs; fused kernel %s; blocks %zu (n < 4096) or %zu x %ld;"
+           " %d heads\n", CH08_PROGRAM, model, ladder_cpus(),
+           fused_isa_name(fused_isa_chosen(config_of(o, 1).isa)), block_q_for(o, 512),
+           block_q_for(o, 4096), o->block_k, BENCH_HEADS);
+    printf("# %s: fp32 FMA peak %.1f GFLOP/s one core, %.1f all %ld\n", CH08_PROGRAM, peak_one,
+           peak_all, o->threads);
+    printf("# columns: program kernel n d causal threads runs median_s min_s max_s gflops "
+           "pct_peak x_naive x_torch\n");
+    const size_t torch_count = o->python ? run_torch(o, cfg, count, torch) : 0;
+    if (!o->python)
+        printf("# PyTorch: not run (make bench PYTHON=/path/to/python adds it)\n");
+    for (size_t i = 0; i < count; i++) {
+        const bench_config *c = &cfg[i];
+        tensor qkv[3];
+        attn_params p = attn_default(1, BENCH_HEADS, (size_t)c->n, (size_t)c->n, (size_t)c->d);
+        draw_tensors(&p, 0, qkv);
+        float *out = fa_alloc(floats_bytes(tensor_count(&qkv[0])));
+        const size_t got = bench_ours(o, c, qkv, out, ours);
+        const double peak = c->threads == 1 ? peak_one : peak_all;
+        for (size_t j = 0; j < got; j++)
+            print_result(&ours[j], peak, find_result(ours, got, "naive", &ours[j]),
+                         find_result(torch, torch_count, "torch", &ours[j]));
+        const bench_result *t = find_result(torch, torch_count, "torch", &ours[0]);
+        if (t) print_result(t, peak, find_result(ours, got, "naive", t), t);
+        fa_free(out);
+        for (int q = 0; q < 3; q++) tensor_free(&qkv[q]);
+    }
+    bench_memory(o);
+}
+static void bench_memory(const ch08_options *o)
+{
+    const long n = o->quick && o->max_seq > 4096 ? 4096 : o->max_seq;
+    attn_params p = attn_default(1, BENCH_HEADS, (size_t)n, (size_t)n, 64);
+    p.block_q = block_q_for(o, p.nq);
+    p.block_k = (size_t)o->block_k;
+    tensor qkv[3];
+    draw_tensors(&p, 0, qkv);
+    float *out = fa_alloc(floats_bytes(tensor_count(&qkv[0])));
+    const double tensors = 4.0 * (double)floats_bytes(tensor_count(&qkv[0]));
+    FILE *clear = fopen("/proc/self/clear_refs", "w");
+    bool reset = false;
+    if (clear) { reset = fputs("5", clear) >= 0; reset = fclose(clear) == 0 && reset; }
+    fa_reset_peak();
+    const fused_config cfg = config_of(o, (int)o->threads);
+    attention_fused(&p, qkv[0].data, qkv[1].data, qkv[2].data, out, &cfg, NULL);
+    const double rss = (double)process_peak_rss();
+    printf("# memory: fused n=%ld d=64 heads=%d threads=%ld: Q+K+V+O %.1f MiB, allocator peak "
+           "%.1f MiB (%.3fx), process peak %s%.1f MiB (%.3fx)\n", n, BENCH_HEADS, o->threads,
+           mib(tensors), mib((double)fa_bytes_peak()), (double)fa_bytes_peak() / tensors,
+           reset ? "" : "(not reset) ", mib(rss), rss / tensors);
+    fa_free(out);
+    for (int q = 0; q < 3; q++) tensor_free(&qkv[q]);
+}
+enum { MAX_RECORDED = 1024 };
+typedef struct {
+    char when[64], commit[64], machine[160];
+    size_t count;
+    bench_result r[MAX_RECORDED];
+    double peak[MAX_RECORDED];
+} recorded_bench;
+static bool read_result_line(const char *line, bench_result *b, double *pct)
+{
+    char prog[64];
+    *b = (bench_result){ 0 };
+    return sscanf(line, "%63s %15s %ld %ld %d %ld %d %lf %lf %lf %lf %lf", prog, b->kernel,
+                  &b->n, &b->d, &b->causal, &b->threads, &b->t.runs, &b->t.median,
+                  &b->t.fastest, &b->t.slowest, &b->gflops, pct) == 12
+        && strcmp(prog, CH08_PROGRAM) == 0;
+}
+static bool read_recorded(const char *path, recorded_bench *rb)
+{
+    FILE *f = path ? fopen(path, "r") : NULL;
+    char line[1024];
+    rb->count = 0;
+    snprintf(rb->when, sizeof rb->when, "(not recorded)");
+    snprintf(rb->commit, sizeof rb->commit, "(none)");
+    snprintf(rb->machine, sizeof rb->machine, "(none)");
+    if (!f) return false;
+    while (fgets(line, sizeof line, f)) {
+        sscanf(line, "# make bench: date %63s commit %63s", rb->when, rb->commit);
+        if (strncmp(line, "# " CH08_PROGRAM ": machine ", 2 + strlen(CH08_PROGRAM) + 10) == 0)
+            sscanf(line + 2 + strlen(CH08_PROGRAM) + 10, "%159[^;]", rb->machine);
+        if (rb->count < MAX_RECORDED
+            && read_result_line(line, &rb->r[rb->count], &rb->peak[rb->count]))
+            rb->count++;
+    }
+    fclose(f);
+    return rb->count > 0;
+}
+static void recorded_table(report *r, const recorded_bench *rb)
+{
+    static const char *const cols[] = { "kernel", "causal", "threads", "GFLOP/s",
+                                        "% of peak", "x naive", "x PyTorch", NULL };
+    table *t = report_table(r, "recorded",
+                            "Recorded benchmark, n = 4096, d = 64, 8 heads", cols);
+    size_t rows = 0;
+    for (size_t i = 0; i < rb->count; i++) {
+        const bench_result *b = &rb->r[i];
+        if (b->n != 4096 || b->d != 64) continue;
+        const bench_result *nv = find_result(rb->r, rb->count, "naive", b);
+        const bench_result *tc = find_result(rb->r, rb->count, "torch", b);
+        char xn[32] = "-", xt[32] = "-";
+        if (nv) snprintf(xn, sizeof xn, "%.2fx", b->gflops / nv->gflops);
+        if (tc) snprintf(xt, sizeof xt, "%.2fx", b->gflops / tc->gflops);
+        table_rowf(t, "%s|%s|%ld|%.1f|%.0f%%|%s|%s", b->kernel, b->causal ? "yes" : "no",
+                   b->threads, b->gflops, rb->peak[i], xn, xt);
+        rows++;
+    }
+    if (rows == 0) table_rowf(t, "(not recorded)|-|-|-|-|-|-");
+}
+static double recorded_ratio(const recorded_bench *rb, const char *a, const char *b,
+                             long threads, int causal_a, int causal_b)
+{
+    const bench_result like_a = { .n = 4096, .d = 64, .causal = causal_a, .threads = threads };
+    const bench_result like_b = { .n = 4096, .d = 64, .causal = causal_b, .threads = threads };
+    const bench_result *x = find_result(rb->r, rb->count, a, &like_a);
+    const bench_result *y = find_result(rb->r, rb->count, b, &like_b);
+    if (!x || !y) return NAN;
+    return causal_a != causal_b ? y->t.median / x->t.median : x->gflops / y->gflops;
+}
+static void recorded_summary(report *r, const recorded_bench *rb)
+{
+    long all = 1;
+    for (size_t i = 0; i < rb->count; i++) if (rb->r[i].threads > all) all = rb->r[i].threads;
+    char text[768];
+    snprintf(text, sizeof text, "In the recorded run, at n = 4096, d = 64, the fused kernel "
+             "ran at %.2fx PyTorch's speed on one thread and %.2fx on %ld; at %.2fx and "
+             "%.2fx the speed of naive attention on OpenBLAS; and with the causal mask it "
+             "took %.2fx less time than without (one thread).",
+             recorded_ratio(rb, "fused", "torch", 1, 0, 0),
+             recorded_ratio(rb, "fused", "torch", all, 0, 0), all,
+             recorded_ratio(rb, "fused", "naive", 1, 0, 0),
+             recorded_ratio(rb, "fused", "naive", all, 0, 0),
+             recorded_ratio(rb, "fused", "fused", 1, 1, 0));
+    if (strstr(text, "nan")) strncat(text, " (nan: not in the record.)", sizeof text - strlen(text) - 1);
+    report_fact(r, "recorded_summary", text);
+}
+static void write_bench_data(const char *dir, const recorded_bench *rb)
+{
+    static const char *const kernels[] = { "naive", "tiled", "fused", "torch" };
+    FILE *f = data_file(dir, "ch08_bench.dat");
+    bool first = true;
+    for (int k = 0; k < 4; k++)
+        for (int all = 0; all <= 1; all++) {
+            bool header = false;
+            for (size_t i = 0; i < rb->count; i++) {
+                const bench_result *b = &rb->r[i];
+                if (strcmp(b->kernel, kernels[k]) || b->d != 64 || b->causal || (b->threads > 1) != all)
+                    continue;
+                if (!header)
+                    fprintf(f, "%s\"%s, %s\" GFLOP/s\n", first ? "" : "\n\n", kernels[k],
+                            all ? "all threads" : "1 thread");
+                header = true;
+                first = false;
+                fprintf(f, "%ld %.3f\n", b->n, b->gflops);
+            }
+        }
+    if (fclose(f) != 0) die_usage(CH08_PROGRAM, "cannot write ch08_bench.dat");
+}
+static void report_recorded(report *r, const ch08_options *o)
+{
+    static recorded_bench rb;
+    read_recorded(o->recorded, &rb);
+    report_fact(r, "recorded_when", rb.when);
+    report_fact(r, "recorded_commit", rb.commit);
+    report_fact(r, "recorded_machine", rb.machine);
+    recorded_table(r, &rb);
+    recorded_summary(r, &rb);
+    if (o->data_dir) write_bench_data(o->data_dir, &rb);
+}
+enum { MEM_SEQ = 16384 };
+static void report_memory(report *r, const ch08_options *o)
+{
+    attn_params p = attn_default(1, COUNT_HEADS, MEM_SEQ, MEM_SEQ, COUNT_DIM);
+    p.block_q = block_q_for(o, p.nq);
+    p.block_k = (size_t)o->block_k;
+    const size_t bytes = floats_bytes(COUNT_HEADS * (size_t)MEM_SEQ * COUNT_DIM);
+    float *t[4];
+    for (int i = 0; i < 4; i++) t[i] = fa_alloc(bytes);
+    const size_t before = fa_bytes_live();
+    fa_reset_peak();
+    const fused_config cfg = { .threads = (int)o->threads, .count_only = true };
+    attention_fused(&p, t[0], t[1], t[2], t[3], &cfg, NULL);
+    char a[32];
+    const double peak = (double)fa_bytes_peak(), tensors = 4.0 * (double)bytes;
+    report_factf(r, "mem_seq", "%d", MEM_SEQ);
+    report_fact(r, "mem_tensors", fmt_bytes(a, tensors));
+    report_fact(r, "mem_peak", fmt_bytes(a, peak));
+    report_factf(r, "mem_ratio", "%.4f", peak / tensors);
+    report_factf(r, "mem_threads", "%ld", o->threads);
+    report_fact(r, "mem_naive_scores", fmt_bytes(a, 4.0 * MEM_SEQ * (double)MEM_SEQ));
+    report_factf(r, "mem_workspace_bytes", "%.0f", peak - (double)before);
+    for (int i = 0; i < 4; i++) fa_free(t[i]);
+}
+static void run_receipts(const ch08_options *o, report *r)
+{
+    flops_table(r);
+    traffic_table(r);
+    cachegrind_table(r, o->data_dir);
+    const ladder_profile machine = machine_of(o, r);
+    ladder_table(r, o, &machine);
+    report_factf(r, "register_tile_keys_avx2", "%d", 16);
+    report_recorded(r, o);
+    report_memory(r, o);
+}
+int main(int argc, char **argv)
+{
+    ch08_options o = ch08_defaults();
+    parse_ch08_options(argc, argv, &o);
+    if (o.traffic_run) { traffic_run(&o); return 0; }
+    if (o.bench) { run_bench(&o); return 0; }
+    report *r = report_new(CH08_PROGRAM, o.json);
+    if (o.q_path || o.k_path || o.v_path || o.out_path) run_ch08_on_files(&o, r);
+    else run_receipts(&o, r);
+    report_finish(r, stdout);
+    return 0;
+}

@@ -1,0 +1,27 @@
+"""ch08_torch_peer.py - PyTorch's CPU scaled_dot_product_attention, timed as the
+peer of chapter 8's benchmark. Tangled from chapters/ch08_fused_timing.nw.
+Usage: python ch08_torch_peer.py HEADS n,d,causal,threads,runs,warmup ...
+Prints: n d causal threads runs median_s min_s max_s   (one line each)."""
+import statistics, sys, time
+try:
+    import torch
+except Exception as e:  # no torch: say so in one line, exit 3
+    print("# torch not available: %s" % e)
+    sys.exit(3)
+heads = int(sys.argv[1])
+sdpa = torch.nn.functional.scaled_dot_product_attention
+for spec in sys.argv[2:]:
+    n, d, causal, threads, runs, warmup = (int(x) for x in spec.split(","))
+    torch.set_num_threads(threads)
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(1, heads, n, d) for _ in range(3))
+    seconds = []
+    for i in range(warmup + runs):
+        start = time.perf_counter()
+        sdpa(q, k, v, is_causal=bool(causal))
+        if i >= warmup:
+            seconds.append(time.perf_counter() - start)
+    print(n, d, causal, threads, runs, statistics.median(seconds), min(seconds), max(seconds),
+          flush=True)
+    print("bench: torch n=%d d=%d causal=%d threads=%d: %.3f s" % (
+        n, d, causal, threads, statistics.median(seconds)), file=sys.stderr, flush=True)

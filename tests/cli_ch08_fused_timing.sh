@@ -1,0 +1,67 @@
+#!/bin/sh
+# cli_ch08_fused_timing.sh — command-line tests of ./ch08_fused_timing (run from the
+# repository root). Tangled from chapters/ch08_fused_timing.nw.
+set -u
+prog=./ch08_fused_timing
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+ok()  { echo "ok - $1"; }
+bad() { echo "not ok - $1"; failures=$((failures + 1)); }
+check() { name=$1; shift; if "$@"; then ok "$name"; else bad "$name"; fi; }
+floats() { tail -c $(($2 * 4)) "$1" | od -An -v -tf4 -w4; }
+max_diff() {   # max_diff A.npy B.npy COUNT
+    floats "$1" "$3" > "$tmp/a.txt"; floats "$2" "$3" > "$tmp/b.txt"
+    paste "$tmp/a.txt" "$tmp/b.txt" |
+        awk '{ d = $1 - $2; if (d < 0) d = -d; if (d > m) m = d } END { printf "%.3e\n", m }'
+}
+below() { awk -v x="$1" -v y="$2" 'BEGIN { exit !(x + 0 < y + 0) }'; }
+refuse() {   # refuse NAME ARGS...
+    name=$1; shift
+    rm -f "$tmp/out.npy"
+    $prog "$@" > /dev/null 2> "$tmp/err.txt"; status=$?
+    lines=$(wc -l < "$tmp/err.txt")
+    if [ "$status" -eq 2 ] && [ "$lines" -eq 1 ] && [ ! -e "$tmp/out.npy" ]; then
+        ok "refuses $name: $(cat "$tmp/err.txt")"
+    else bad "refuses $name (status $status, $lines stderr lines)"; fi
+}
+./ch04_tiled --batch 2 --heads 3 --seq 97 --seq-k 130 --dim 59 --seed 4 \
+    --save "$tmp/s" > /dev/null
+in="--q $tmp/s/q.npy --k $tmp/s/k.npy --v $tmp/s/v.npy"
+for flags in "" "--block-q 5 --block-k 11 --scale 0.3" "--block-q 32"; do
+    ./ch04_tiled $in --out "$tmp/r.npy" $flags --reference > /dev/null
+    for kernel in fused naive tiled; do
+        $prog $in --out "$tmp/t.npy" --kernel $kernel $flags --threads 2 > /dev/null
+        diff=$(max_diff "$tmp/t.npy" "$tmp/r.npy" $((2 * 3 * 97 * 59)))
+        check "$kernel '$flags' equals the reference ($diff)" below "$diff" 1e-5
+    done
+done
+./ch04_tiled --heads 2 --seq 150 --dim 64 --seed 5 --save "$tmp/c" > /dev/null
+in="--q $tmp/c/q.npy --k $tmp/c/k.npy --v $tmp/c/v.npy"
+for mask in "--causal" "--window 20"; do
+    ./ch04_tiled $in --out "$tmp/r.npy" $mask --reference > /dev/null
+    for extra in "" "--isa avx2 --block-q 7 --threads 3"; do
+        $prog $in --out "$tmp/t.npy" $mask $extra > /dev/null
+        diff=$(max_diff "$tmp/t.npy" "$tmp/r.npy" $((2 * 150 * 64)))
+        check "fused '$mask $extra' equals the reference ($diff)" below "$diff" 1e-5
+    done
+done
+good="--k $tmp/s/k.npy --v $tmp/s/v.npy --out $tmp/out.npy"
+head -c 70 "$tmp/s/q.npy" > "$tmp/short.npy"
+printf 'not a numpy file at all\n' > "$tmp/junk.npy"
+refuse "a missing file" --q "$tmp/none.npy" $good
+refuse "a truncated file" --q "$tmp/short.npy" $good
+refuse "a file that is not .npy" --q "$tmp/junk.npy" $good
+refuse "q and k of different d" --q "$tmp/c/q.npy" $good
+refuse "--q without --out" --q "$tmp/s/q.npy" --k "$tmp/s/k.npy" --v "$tmp/s/v.npy"
+refuse "an unknown kernel" --q "$tmp/s/q.npy" $good --kernel fast
+refuse "an unknown instruction set" --q "$tmp/s/q.npy" $good --isa sse
+refuse "key block size 0" --q "$tmp/s/q.npy" $good --block-k 0
+refuse "query block size 5000" --q "$tmp/s/q.npy" $good --block-q 5000
+refuse "zero threads" --q "$tmp/s/q.npy" $good --threads 0
+refuse "an unknown option" --q "$tmp/s/q.npy" $good --fast
+refuse "an output in a missing directory" --q "$tmp/s/q.npy" --k "$tmp/s/k.npy" \
+    --v "$tmp/s/v.npy" --out "$tmp/no/such/dir/o.npy"
+check "--help exits 0" sh -c "$prog --help > /dev/null"
+[ "$failures" -eq 0 ] || { echo "# $failures command-line test(s) failed"; exit 1; }
+echo "# all command-line tests of ch08_fused_timing passed"

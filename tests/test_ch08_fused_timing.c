@@ -1,0 +1,236 @@
+/* test_ch08_fused_timing.c — Criterion tests of chapter 8's kernels and program.
+   Tangled from chapters/ch08_fused_timing.nw. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+#include "harness.h"
+#include "attention.h"
+#include "vexp.h"
+#include "fused.h"
+
+int chapter_main(int argc, char **argv);
+attn_counts counted_fused(size_t n, bool causal);
+attn_counts counted_naive(size_t n);
+typedef struct { attn_params p; float *q, *k, *v, *o; double *exact; size_t count; } ch08_problem;
+
+static ch08_problem ch08_problem_new(size_t heads, size_t nq, size_t nk, size_t d,
+                                     bool causal, long window)
+{
+    ch08_problem t = { .p = attn_default(1, heads, nq, nk, d) };
+    t.p.causal = causal || window > 0;
+    t.p.window = window;
+    t.count = heads * nq * d;
+    t.q = fa_alloc(t.count * 4); t.o = fa_alloc(t.count * 4);
+    t.k = fa_alloc(heads * nk * d * 4); t.v = fa_alloc(heads * nk * d * 4);
+    t.exact = fa_alloc(t.count * sizeof(double));
+    attn_draw_inputs(&t.p, 7, t.q, t.k, t.v);
+    attention_reference(&t.p, t.q, t.k, t.v, t.exact);
+    return t;
+}
+static void ch08_problem_free(ch08_problem *t)
+{
+    fa_free(t->q); fa_free(t->k); fa_free(t->v); fa_free(t->o); fa_free(t->exact);
+}
+
+static double fused_error(ch08_problem *t, size_t bq, size_t bk, fused_isa isa, int threads)
+{
+    t->p.block_q = bq;
+    t->p.block_k = bk;
+    const fused_config cfg = { .threads = threads, .isa = isa };
+    memset(t->o, 0xff, t->count * 4);                  /* NaN until written */
+    attention_fused(&t->p, t->q, t->k, t->v, t->o, &cfg, NULL);
+    return max_abs_diff_fd(t->o, t->exact, t->count);
+}
+static const size_t TEST_N[] = { 1, 2, 7, 63, 64, 65, 129, 300 };
+static const size_t TEST_D[] = { 1, 3, 16, 59, 64, 111, 128, 256 };
+static const size_t TEST_BLOCKS[][2] = { { 1, 1 }, { 7, 16 }, { 64, 64 }, { 128, 128 },
+                                         { 50, 300 } };
+#define COUNT_OF(a) (sizeof (a) / sizeof (a)[0])
+Test(ch08, fused_equals_reference_over_the_sweep, .timeout = 300)
+{
+    for (int isa = FUSED_ISA_AVX2; isa <= FUSED_ISA_AVX512; isa++) {
+        if (!fused_isa_available((fused_isa)isa)) continue;
+        for (size_t a = 0; a < COUNT_OF(TEST_N); a++)
+            for (size_t b = 0; b < COUNT_OF(TEST_D); b++)
+                for (int causal = 0; causal <= 1; causal++) {
+                    const size_t n = TEST_N[a], d = TEST_D[b];
+                    ch08_problem t = ch08_problem_new(2, n, n, d, causal, 0);
+                    for (size_t s = 0; s < COUNT_OF(TEST_BLOCKS); s++) {
+                        if (TEST_BLOCKS[s][0] == 1 && (n > 65 || d > 64)) continue;
+                        const double err = fused_error(&t, TEST_BLOCKS[s][0], TEST_BLOCKS[s][1], (fused_isa)isa, 1);
+                        cr_expect(err <= 1e-5, "%s n=%zu d=%zu blocks %zux%zu causal=%d: error %.3e",
+                                  fused_isa_name((fused_isa)isa), n, d, TEST_BLOCKS[s][0], TEST_BLOCKS[s][1],
+                                  causal, err);
+                    }
+                    ch08_problem_free(&t);
+                }
+    }
+}
+Test(ch08, fused_handles_unequal_lengths_and_windows)
+{
+    const size_t shapes[][2] = { { 1, 300 }, { 300, 1 }, { 100, 257 }, { 257, 100 } };
+    for (size_t s = 0; s < COUNT_OF(shapes); s++) {
+        ch08_problem t = ch08_problem_new(3, shapes[s][0], shapes[s][1], 59, false, 0);
+        cr_expect(fused_error(&t, 64, 128, FUSED_ISA_AUTO, 2) <= 1e-5, "shape %zu", s);
+        ch08_problem_free(&t);
+    }
+    const long windows[] = { 1, 7, 64, 200 };
+    for (size_t w = 0; w < COUNT_OF(windows); w++) {
+        ch08_problem t = ch08_problem_new(2, 300, 300, 64, true, windows[w]);
+        cr_expect(fused_error(&t, 64, 64, FUSED_ISA_AUTO, 1) <= 1e-5, "window %ld", windows[w]);
+        ch08_problem_free(&t);
+    }
+}
+Test(ch08, naive_blas_equals_reference)
+{
+    const size_t shapes[][3] = { { 1, 1, 1 }, { 7, 7, 3 }, { 65, 65, 59 }, { 129, 63, 128 },
+                                 { 300, 300, 256 }, { 63, 129, 111 } };
+    for (size_t s = 0; s < COUNT_OF(shapes); s++)
+        for (int causal = 0; causal <= 1; causal++) {
+            if (causal && shapes[s][0] != shapes[s][1]) continue;
+            ch08_problem t = ch08_problem_new(2, shapes[s][0], shapes[s][1], shapes[s][2],
+                                              causal, 0);
+            attention_naive_blas(&t.p, t.q, t.k, t.v, t.o, 2, NULL);
+            const double err = max_abs_diff_fd(t.o, t.exact, t.count);
+            cr_expect(err <= 1e-5, "shape %zu causal %d: %.3e", s, causal, err);
+            ch08_problem_free(&t);
+        }
+}
+Test(ch08, huge_logits_stay_finite)
+{
+    ch08_problem t = ch08_problem_new(2, 200, 200, 64, true, 0);
+    t.p.scale = 1000.0f / 8.0f;
+    attention_reference(&t.p, t.q, t.k, t.v, t.exact);
+    const double err = fused_error(&t, 64, 64, FUSED_ISA_AUTO, 1);
+    for (size_t i = 0; i < t.count; i++) cr_assert(isfinite(t.o[i]));
+    cr_expect(err <= 1e-2, "error %.3e", err);
+    ch08_problem_free(&t);
+}
+Test(ch08, threads_are_bit_identical_to_one_thread)
+{
+    for (int causal = 0; causal <= 1; causal++) {
+        ch08_problem t = ch08_problem_new(3, 1000, 1000, 64, causal, 0);
+        fused_error(&t, 128, 128, FUSED_ISA_AUTO, 1);
+        float *one = fa_alloc(t.count * 4);
+        memcpy(one, t.o, t.count * 4);
+        const int threads[] = { 2, 3, 5, 16 };
+        for (size_t i = 0; i < COUNT_OF(threads); i++) {
+            fused_error(&t, 128, 128, FUSED_ISA_AUTO, threads[i]);
+            cr_expect(memcmp(one, t.o, t.count * 4) == 0, "%d threads, causal %d",
+                      threads[i], causal);
+        }
+        fa_free(one);
+        ch08_problem_free(&t);
+    }
+}
+Test(ch08, counters_equal_their_formulas)
+{
+    const double h = 8, d = 64, b = 128;
+    for (size_t n = 512; n <= 4096; n *= 2) {
+        const double N = (double)n, T = N / b;
+        const attn_counts f = counted_fused(n, false), c = counted_fused(n, true);
+        const attn_counts nv = counted_naive(n);
+        cr_expect_eq(f.flops, 4 * h * N * N * d);
+        cr_expect_eq(f.k_bytes, 4 * h * N * d * T);
+        cr_expect_eq(f.v_bytes, f.k_bytes);
+        cr_expect_eq(f.q_bytes, 4 * h * N * d);
+        cr_expect_eq(f.o_bytes, 4 * h * N * d);
+        cr_expect_eq(f.score_bytes, 0);
+        cr_expect_eq(c.flops, h * T * (T + 1) / 2 * 4 * b * b * d);
+        cr_expect_eq(c.tiles_skipped, (size_t)(h * T * (T - 1) / 2));
+        cr_expect_eq(nv.flops, f.flops);
+        cr_expect_eq(nv.score_bytes, 16 * h * N * N);
+    }
+}
+Test(ch08, count_only_counts_what_a_real_run_counts)
+{
+    ch08_problem t = ch08_problem_new(3, 300, 300, 59, true, 0);
+    t.p.block_q = 50;
+    t.p.block_k = 70;
+    attn_counts real = { 0 }, counted = { 0 };
+    attention_fused(&t.p, t.q, t.k, t.v, t.o, &(fused_config){ .threads = 2 }, &real);
+    attention_fused(&t.p, NULL, NULL, NULL, NULL,
+                    &(fused_config){ .threads = 1, .count_only = true }, &counted);
+    cr_expect_eq(real.flops, counted.flops);
+    cr_expect_eq(real.k_bytes, counted.k_bytes);
+    cr_expect_eq(real.tiles_computed, counted.tiles_computed);
+    cr_expect_eq(real.tiles_skipped, counted.tiles_skipped);
+    cr_expect(real.flops > 0 && real.tiles_skipped > 0);
+    ch08_problem_free(&t);
+}
+static uint32_t float_bits(float x) { uint32_t u; memcpy(&u, &x, 4); return u; }
+static float bits_float(uint32_t u) { float x; memcpy(&x, &u, 4); return x; }
+
+static uint64_t ulp_distance(float a, float b)
+{
+    if (isnan(a) || isnan(b)) return isnan(a) && isnan(b) ? 0 : UINT64_MAX;
+    const int64_t x = float_bits(a), y = float_bits(b);   /* both >= 0 here: e^x >= 0 */
+    return (uint64_t)(x > y ? x - y : y - x);
+}
+static uint64_t worst_ulps(vexp_isa isa, const float *x, size_t n, float *worst_x)
+{
+    float *y = fa_alloc(n * 4);
+    vexp_array(isa, x, y, n);
+    uint64_t worst = 0;
+    for (size_t i = 0; i < n; i++) {
+        const uint64_t u = ulp_distance(y[i], expf(x[i]));
+        if (u > worst) { worst = u; *worst_x = x[i]; }
+    }
+    fa_free(y);
+    return worst;
+}
+Test(ch08, vexp_is_within_its_bound_over_the_whole_range, .timeout = 120)
+{
+    enum { BATCH = 1 << 16 };
+    float *x = fa_alloc(BATCH * 4), worst_x = 0;
+    for (int isa = VEXP_ISA_AVX2; isa <= VEXP_ISA_AVX512; isa++) {
+        if (!vexp_isa_available((vexp_isa)isa)) continue;
+        uint64_t worst = 0;
+        size_t fill = 0;
+        for (uint64_t u = 0; u < (1ull << 32); u += 61) {
+            x[fill++] = bits_float((uint32_t)u);
+            if (fill == BATCH) { uint64_t w = worst_ulps(isa, x, fill, &worst_x);
+                                 worst = w > worst ? w : worst; fill = 0; }
+        }
+        for (float v = -104.0f; v <= -87.0f; v = nextafterf(v, 0.0f)) {
+            x[fill++] = v;
+            if (fill == BATCH) { uint64_t w = worst_ulps(isa, x, fill, &worst_x);
+                                 worst = w > worst ? w : worst; fill = 0; }
+        }
+        if (fill) { uint64_t w = worst_ulps(isa, x, fill, &worst_x); worst = w > worst ? w : worst; }
+        cr_expect(worst <= VEXP_ULP_BOUND, "isa %d: %llu ulps at %a", isa,
+                  (unsigned long long)worst, (double)worst_x);
+    }
+    fa_free(x);
+}
+Test(ch08, vexp_special_values)
+{
+    const float x[8] = { -INFINITY, 0.0f, -0.0f, -104.0f, -1e30f, 89.0f, INFINITY, NAN };
+    for (int isa = VEXP_ISA_AVX2; isa <= VEXP_ISA_AVX512; isa++) {
+        if (!vexp_isa_available((vexp_isa)isa)) continue;
+        float y[8];
+        vexp_array((vexp_isa)isa, x, y, 8);
+        cr_expect(y[0] == 0.0f && !signbit(y[0]));
+        cr_expect(y[1] == 1.0f && y[2] == 1.0f);
+        cr_expect(y[3] == 0.0f && y[4] == 0.0f);
+        cr_expect(isinf(y[5]) && isinf(y[6]));
+        cr_expect(isnan(y[7]));
+    }
+}
+Test(ch08, receipts_reproduce_the_counted_tables, .timeout = 120)
+{
+    const char *args[] = { "ch08_fused_timing", "--json", "--seq", "64", "--heads", "1",
+                           "--repeats", "1", "--recorded", "/nonexistent" };
+    char *json = capture_stdout_of(chapter_main, 10, (char **)args);
+    cr_expect(json_fact_is(json, "flop_ratio_noncausal", "1.00x"));
+    cr_expect(json_fact_is(json, "traffic_ratio_first", "3.6x"));
+    cr_expect(json_fact_is(json, "traffic_ratio_last", "3.9x"));
+    cr_expect(json_fact_is(json, "naive_score_mib_last", "2048"));
+    cr_expect(strstr(json, "[\"4096\", \"34.4\", \"34.4\", \"1.00x\", \"17.7\", \"0.52x\"]"));
+    cr_expect(strstr(json, "[\"512\", \"32\", \"0\", \"36\", \"10\", \"3.6x\", \"4x\"]"));
+    char *ratio = json_fact(json, "mem_ratio");
+    cr_expect(ratio && atof(ratio) >= 1.0 && atof(ratio) < 1.10, "peak/QKVO %s", ratio);
+    free(ratio);
+    free(json);
+}
