@@ -53,8 +53,8 @@ static void ch09_reference(const attn_params *p, const ch09_inputs *in, ch09_out
 static void report_ch09_file_run(report *r, const ch09_options *o, const attn_params *p,
                                  const ch09_inputs *in);
 static void bench_one_length(const ch09_options *o, table *t, FILE *f, size_t n,
-                             int threads, const double peak[2]);
-static double torch_backward_seconds(const char *python, size_t n, int threads, int repeats);
+                             int threads, const double peak[2], const double torch_s[2]);
+static void torch_peer(const char *python, int threads, double seconds[][2]);
 static void bench_memory(report *r, int threads);
 attn_params ch09_seeded_params(const ch09_options *o);
 ch09_options ch09_defaults(void)
@@ -565,7 +565,7 @@ static void report_ch09_file_run(report *r, const ch09_options *o, const attn_pa
     snprintf(a, sizeof a, "%zu x %zu", p->block_q, p->block_k);
     report_fact_labeled(r, "tile", "tile", a);
 }
-enum { CH09_BENCH_HEADS = 8, CH09_BENCH_D = 64 };
+enum { CH09_BENCH_HEADS = 8, CH09_BENCH_D = 64, CH09_BENCH_LENGTHS = 5 };
 
 static int bench_repeats(size_t n) { return n <= 1024 ? 5 : n <= 4096 ? 3 : 1; }
 
@@ -578,6 +578,7 @@ static void run_bench(const ch09_options *o, report *r)
     const double peak[2] = { ladder_fma_gflops(1, 1L << 22, 5),
                              ladder_fma_gflops(threads, 1L << 22, 5) };
     FILE *f = o->data_dir ? data_file(o->data_dir, "ch09_bench.dat") : NULL;
+    double torch_s[CH09_BENCH_LENGTHS][2] = { { 0 } };
     char machine[128], v[32];
     ladder_cpu_model(machine, sizeof machine);
     report_fact_labeled(r, "machine", "machine", machine);
@@ -586,13 +587,17 @@ static void run_bench(const ch09_options *o, report *r)
     snprintf(v, sizeof v, "%.1f", peak[1]);
     report_fact_labeled(r, "peak_all", "FMA peak, all threads, GFLOP/s", v);
     if (f) fprintf(f, "# n threads naive_s flash_s torch_s (0: none) peak_gflops\n");
-    for (size_t n = 512; n <= 8192; n *= 2)
-        bench_one_length(o, t, f, n, threads, peak);
+    if (o->python) {
+        fprintf(stderr, "%s: bench PyTorch (%s)\n", PROGRAM, o->python);
+        torch_peer(o->python, threads, torch_s);
+    }
+    for (size_t n = 512, i = 0; n <= 8192; n *= 2, i++)
+        bench_one_length(o, t, f, n, threads, peak, torch_s[i]);
     if (f) fclose(f);
     bench_memory(r, threads);
 }
 static void bench_one_length(const ch09_options *o, table *t, FILE *f, size_t n,
-                             int threads, const double peak[2])
+                             int threads, const double peak[2], const double torch_s[2])
 {
     attn_params p = attn_default(1, CH09_BENCH_HEADS, n, n, CH09_BENCH_D);
     ch09_inputs in;
@@ -600,9 +605,9 @@ static void bench_one_length(const ch09_options *o, table *t, FILE *f, size_t n,
     const int counts[2] = { 1, threads };
     for (int i = 0; i < (threads > 1 ? 2 : 1); i++) {
         ch09_timing naive, flash;
+        const double torch = torch_s[i];
         fprintf(stderr, "%s: bench n = %zu, %d thread(s)\n", PROGRAM, n, counts[i]);
         ch09_time_both(&p, &in, counts[i], bench_repeats(n), &naive, &flash);
-        const double torch = torch_backward_seconds(o->python, n, counts[i], bench_repeats(n));
         const double flops = ch09_nominal_flops(&p) / 1e9;
         char nm[32], fm[32], tm[32], ng[32], fg[32], tg[32], pct[32];
         snprintf(nm, sizeof nm, "%.1f", 1e3 * naive.median);
@@ -618,19 +623,26 @@ static void bench_one_length(const ch09_options *o, table *t, FILE *f, size_t n,
     }
     ch09_free(&in, NULL);
 }
-static double torch_backward_seconds(const char *python, size_t n, int threads, int repeats)
+static void torch_peer(const char *python, int threads, double seconds[][2])
 {
-    if (!python) return 0.0;
     char cmd[1024], line[128];
-    snprintf(cmd, sizeof cmd, "'%s' tangled/ch09_torch_peer.py --n %zu --heads %d --dim %d "
-             "--threads %d --repeats %d 2>/dev/null", python, n, CH09_BENCH_HEADS,
-             CH09_BENCH_D, threads, repeats);
+    int used = snprintf(cmd, sizeof cmd, "'%s' tangled/ch09_torch_peer.py --heads %d "
+                        "--dim %d --points", python, CH09_BENCH_HEADS, CH09_BENCH_D);
+    const int counts[2] = { 1, threads };
+    for (size_t n = 512; n <= 8192 && used < 900; n *= 2)
+        for (int i = 0; i < (threads > 1 ? 2 : 1) && used < 900; i++)
+            used += snprintf(cmd + used, sizeof cmd - (size_t)used, " %zu:%d:%d", n,
+                             counts[i], bench_repeats(n));
+    snprintf(cmd + used, sizeof cmd - (size_t)used, " 2>/dev/null");
     FILE *p = popen(cmd, "r");
-    if (!p) return 0.0;
-    double seconds = 0.0;
-    if (fgets(line, sizeof line, p) && sscanf(line, "%lf", &seconds) != 1) seconds = 0.0;
+    if (!p) return;
+    while (fgets(line, sizeof line, p)) {
+        size_t n; int t; double s;
+        if (sscanf(line, "%zu %d %lf", &n, &t, &s) != 3) continue;
+        for (size_t i = 0, m = 512; m <= 8192; m *= 2, i++)
+            if (m == n) seconds[i][t == 1 ? 0 : 1] = s;
+    }
     pclose(p);
-    return seconds;
 }
 static void bench_memory(report *r, int threads)
 {

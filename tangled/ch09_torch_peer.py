@@ -3,20 +3,24 @@ median seconds on one line. Tangled from chapters/ch09_backward.nw."""
 import argparse, statistics, sys, time
 def main():
     a = argparse.ArgumentParser()
-    for name in ("n", "heads", "dim", "threads", "repeats"):
-        a.add_argument("--" + name, type=int, required=True)
+    a.add_argument("--heads", type=int, required=True)
+    a.add_argument("--dim", type=int, required=True)
+    a.add_argument("--points", nargs="+", required=True, help="N:THREADS:REPEATS")
     args = a.parse_args()
     try:
         import torch
     except ImportError:
         sys.exit(1)
-    torch.set_num_threads(args.threads)
-    print("%.6f" % statistics.median(backward_times(torch, args)))
-def backward_times(torch, args):
-    shape = (1, args.heads, args.n, args.dim)
+    for point in args.points:
+        n, threads, repeats = (int(x) for x in point.split(":"))
+        torch.set_num_threads(threads)
+        times = backward_times(torch, n, args.heads, args.dim, repeats)
+        print("%d %d %.6f" % (n, threads, statistics.median(times)), flush=True)
+def backward_times(torch, n, heads, dim, repeats):
+    shape = (1, heads, n, dim)
     q, k, v = (torch.randn(shape, requires_grad=True) for _ in range(3))
     dout, times = torch.randn(shape), []
-    for i in range(args.repeats + 1):          # the first is a warm-up
+    for i in range(repeats + 1):
         o = torch.nn.functional.scaled_dot_product_attention(q, k, v)
         start = time.perf_counter()
         o.backward(dout)
