@@ -1,10 +1,12 @@
 /* ch09_backward.c — tangled from chapters/ch09_backward.nw. */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "harness.h"
 #include "ladder.h"
 #include "backward.h"
@@ -56,6 +58,8 @@ static void bench_one_length(const ch09_options *o, table *t, FILE *f, size_t n,
                              int threads, const double peak[2], const double torch_s[2]);
 static void torch_peer(const char *python, int threads, double seconds[][2]);
 static void bench_memory(report *r, int threads);
+static void refuse_if_seeded_run_too_big(const attn_params *p, int threads);
+static void refuse_unwritable(const char *path);
 attn_params ch09_seeded_params(const ch09_options *o);
 ch09_options ch09_defaults(void)
 {
@@ -439,6 +443,7 @@ static void run_receipts(const ch09_options *o, report *r)
     const uint32_t seed = (uint32_t)o->seed;
     const int threads = ch09_threads(o);
     ch09_inputs in;
+    refuse_if_seeded_run_too_big(&p, threads);
     ch09_draw(&p, seed, &in);
     if (o->save_dir) save_ch09_inputs(o->save_dir, &in);
     report_gradient_cases(r, seed, threads);
@@ -453,6 +458,18 @@ static void run_receipts(const ch09_options *o, report *r)
     report_kept(r, o->data_dir);
     report_timing_problem(r, seed, threads);
     ch09_free(&in, NULL);
+}
+static void refuse_if_seeded_run_too_big(const attn_params *p, int threads)
+{
+    const double heads = (double)(p->batch * p->heads), nq = (double)p->nq;
+    const double q = heads * nq * (double)p->d, kv = heads * (double)p->nk * (double)p->d;
+    const double bytes = 4.0 * (6.0 * q + 6.0 * kv + 2.0 * heads * nq +
+                                (heads + (double)threads) * nq * (double)p->nk);
+    const double have = (double)fa_physical_memory();
+    char a[32], b[32];
+    if (have > 0 && bytes > have)
+        die_usage(PROGRAM, "the seeded run needs %s but the machine has %s of memory",
+                  fmt_bytes(a, bytes), fmt_bytes(b, have));
 }
 attn_params ch09_seeded_params(const ch09_options *o)
 {
@@ -529,6 +546,7 @@ static void run_on_files(const ch09_options *o, report *r)
                        npy_read_or_exit(PROGRAM, o->v_path),
                        npy_read_or_exit(PROGRAM, o->dout_path) };
     const attn_params p = ch09_params_from_files(o, &in);
+    for (int i = 4; i < 8; i++) refuse_unwritable(paths[i]);
     ch09_outputs out = ch09_outputs_new(&in);
     if (o->reference) ch09_reference(&p, &in, &out);
     else ch09_flash(&p, &in, &out, ch09_threads(o), NULL, NULL);
@@ -538,6 +556,17 @@ static void run_on_files(const ch09_options *o, report *r)
     npy_write_or_exit(PROGRAM, o->dv_path, &out.dv);
     report_ch09_file_run(r, o, &p, &in);
     ch09_free(&in, &out);
+}
+static void refuse_unwritable(const char *path)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash) snprintf(dir, sizeof dir, ".");
+    else if (slash == dir) dir[1] = '\0';
+    else *slash = '\0';
+    if (access(dir, W_OK) != 0)
+        die_usage(PROGRAM, "cannot write %s: %s", path, strerror(errno));
 }
 static void ch09_reference(const attn_params *p, const ch09_inputs *in, ch09_outputs *out)
 {
