@@ -39,9 +39,9 @@ typedef struct {
     void *(*workspace_new)(const attn_params *p);     /* NULL: no workspace */
     void (*workspace_free)(void *workspace);
 } head_job;
-static size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
+static size_t bwd_min(size_t a, size_t b) { return a < b ? a : b; }
 static void run_heads(const head_job *job, int threads, bwd_counts *counts);
-static bool count_tile(bwd_counts *counts, attn_tile_kind kind);
+static bool count_bwd_tile(bwd_counts *counts, attn_tile_kind kind);
 static void softmax_backward_row(const float *restrict prob, float *restrict dp,
                                  size_t n, float d_i);
 static float row_dot(const float *a, const float *b, size_t n);
@@ -64,7 +64,7 @@ static void tile_product(bool a_t, bool b_t, size_t m, size_t n, size_t k, float
                 a, (int)lda, b, (int)ldb, beta, c, (int)ldc);
     counts->matmul_flops += 2.0 * (double)m * (double)n * (double)k;
 }
-static void score_tile(const attn_params *p, const float *qb, const float *kb,
+static void bwd_score_tile(const attn_params *p, const float *qb, const float *kb,
                        size_t q0, size_t rows, size_t k0, size_t cols,
                        attn_tile_kind kind, float *s, bwd_counts *counts)
 {
@@ -90,17 +90,17 @@ static void forward_query_block(const attn_params *p, const float *q, const floa
                                 fwd_workspace *w, bwd_counts *counts)
 {
     for (size_t k0 = 0; k0 < p->nk; k0 += p->block_k) {
-        const size_t cols = min_size(p->block_k, p->nk - k0);
+        const size_t cols = bwd_min(p->block_k, p->nk - k0);
         const attn_tile_kind kind = attn_tile_classify(p, q0, rows, k0, cols);
-        if (!count_tile(counts, kind)) continue;
-        score_tile(p, q + q0 * p->d, k + k0 * p->d, q0, rows, k0, cols, kind,
+        if (!count_bwd_tile(counts, kind)) continue;
+        bwd_score_tile(p, q + q0 * p->d, k + k0 * p->d, q0, rows, k0, cols, kind,
                    w->scores, counts);
         attn_online_update(rows, cols, p->d, w->scores, v + k0 * p->d, w->m, w->l, w->acc);
         counts->matmul_flops += 2.0 * (double)rows * (double)cols * (double)p->d;
         counts->exps += (double)rows * (double)cols;
     }
 }
-static bool count_tile(bwd_counts *counts, attn_tile_kind kind)
+static bool count_bwd_tile(bwd_counts *counts, attn_tile_kind kind)
 {
     if (kind == ATTN_TILE_SKIPPED) { counts->tiles_skipped++; return false; }
     counts->tiles_computed++;
@@ -125,7 +125,7 @@ static void forward_one_head(const attn_params *p, const head_tensors *t, size_t
     fwd_workspace *w = workspace;
     const float *q = t->q + h * p->nq * p->d, *k = t->k + h * p->nk * p->d;
     for (size_t q0 = 0; q0 < p->nq; q0 += p->block_q) {
-        const size_t rows = min_size(p->block_q, p->nq - q0);
+        const size_t rows = bwd_min(p->block_q, p->nq - q0);
         for (size_t r = 0; r < rows; r++) { w->m[r] = -INFINITY; w->l[r] = 0.0f; }
         memset(w->acc, 0, rows * p->d * sizeof *w->acc);
         forward_query_block(p, q, k, t->v + h * p->nk * p->d, q0, rows, w, counts);
@@ -145,7 +145,7 @@ void attention_forward_lse(const attn_params *p, const float *q, const float *k,
 }
 static void *fwd_workspace_new(const attn_params *p)
 {
-    const size_t rows = min_size(p->block_q, p->nq), cols = min_size(p->block_k, p->nk);
+    const size_t rows = bwd_min(p->block_q, p->nq), cols = bwd_min(p->block_k, p->nk);
     fwd_workspace *w = fa_alloc(sizeof *w);
     w->scores = fa_alloc(fa_mul(fa_mul(rows, cols), sizeof(float)));
     w->m = fa_alloc(fa_mul(rows, sizeof(float)));
@@ -165,7 +165,7 @@ static void keep_p_one_head(const attn_params *p, const head_tensors *t, size_t 
     (void)workspace;
     const size_t nq = p->nq, nk = p->nk, d = p->d;
     float *probs = (float *)t->probs + h * nq * nk;
-    score_tile(p, t->q + h * nq * d, t->k + h * nk * d, 0, nq, 0, nk,
+    bwd_score_tile(p, t->q + h * nq * d, t->k + h * nk * d, 0, nq, 0, nk,
                p->causal || p->window > 0 ? ATTN_TILE_MASKED : ATTN_TILE_FULL,
                probs, counts);
     for (size_t i = 0; i < nq; i++) softmax_row(probs + i * nk, nk, counts);
@@ -232,9 +232,9 @@ static void flash_key_block(const attn_params *p, const head_view *hv, size_t k0
     memset(hv->dk + k0 * p->d, 0, cols * p->d * sizeof(float));
     memset(hv->dv + k0 * p->d, 0, cols * p->d * sizeof(float));
     for (size_t q0 = 0; q0 < p->nq; q0 += p->block_q) {
-        const size_t rows = min_size(p->block_q, p->nq - q0);
+        const size_t rows = bwd_min(p->block_q, p->nq - q0);
         const attn_tile_kind kind = attn_tile_classify(p, q0, rows, k0, cols);
-        if (count_tile(counts, kind))
+        if (count_bwd_tile(counts, kind))
             flash_tile(p, hv, q0, rows, k0, cols, kind, w, counts);
     }
 }
@@ -244,7 +244,7 @@ static void flash_tile(const attn_params *p, const head_view *hv, size_t q0, siz
 {
     const size_t d = p->d;
     const float *qb = hv->q + q0 * d, *kb = hv->k + k0 * d, *dob = hv->dout + q0 * d;
-    score_tile(p, qb, kb, q0, rows, k0, cols, kind, w->p, counts);
+    bwd_score_tile(p, qb, kb, q0, rows, k0, cols, kind, w->p, counts);
     recompute_probabilities(w->p, rows, cols, hv->lse + q0, counts);
     tile_product(true, false, cols, d, rows, 1.0f, w->p, cols, dob, d, 1.0f,
                  hv->dv + k0 * d, d, counts);                  /* dV += P^T dO */
@@ -310,11 +310,11 @@ static void flash_backward_one_head(const attn_params *p, const head_tensors *t,
         w->dsum[i] = row_dot(hv.dout + i * p->d, t->o_in + qo + i * p->d, p->d);
     memset(hv.dq, 0, p->nq * p->d * sizeof(float));
     for (size_t k0 = 0; k0 < p->nk; k0 += p->block_k)
-        flash_key_block(p, &hv, k0, min_size(p->block_k, p->nk - k0), w, counts);
+        flash_key_block(p, &hv, k0, bwd_min(p->block_k, p->nk - k0), w, counts);
 }
 static void *bwd_workspace_new(const attn_params *p)
 {
-    const size_t rows = min_size(p->block_q, p->nq), cols = min_size(p->block_k, p->nk);
+    const size_t rows = bwd_min(p->block_q, p->nq), cols = bwd_min(p->block_k, p->nk);
     bwd_workspace *w = fa_alloc(sizeof *w);
     w->p = fa_alloc(fa_mul(fa_mul(rows, cols), sizeof(float)));
     w->ds = fa_alloc(fa_mul(fa_mul(rows, cols), sizeof(float)));

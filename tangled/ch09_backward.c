@@ -32,6 +32,7 @@ typedef struct { double flash_fd, naive_fd, flash_naive; } ch09_case_errors;
 typedef struct {
     bool causal;
     double diff;                          /* flash vs naive, all three gradients */
+    double largest;                       /* the largest |gradient| of the flash pass */
     bwd_counts fwd, flash, naive;         /* the forward is the flash pass's */
 } ch09_big_run;
 typedef struct {
@@ -44,6 +45,7 @@ typedef struct {
 typedef struct { double median, min, max; size_t peak_bytes; } ch09_timing;
 enum { CH09_TIME_N = 1024, CH09_TIME_HEADS = 4, CH09_TIME_D = 64, CH09_REPEATS = 5 };
 static bool has_nan(const ch09_outputs *out);
+static double largest_gradient(const ch09_outputs *out);
 static void flop_row(table *t, const char *mask, const char *pass, const char *products,
                      const bwd_counts *c, double forward);
 static void peak_facts(report *r, const attn_params *p, const ch09_timing *naive,
@@ -257,9 +259,19 @@ ch09_big_run ch09_big(const attn_params *p, const ch09_inputs *in, bool causal, 
     ch09_flash(&q, in, &flash, threads, &run.fwd, &run.flash);
     ch09_naive(&q, in, &naive, threads, &naive_fwd, &run.naive);
     run.diff = ch09_error_between(&flash, &naive);
+    run.largest = largest_gradient(&flash);
     ch09_free(NULL, &flash);
     ch09_free(NULL, &naive);
     return run;
+}
+static double largest_gradient(const ch09_outputs *out)
+{
+    const tensor *g[3] = { &out->dq, &out->dk, &out->dv };
+    double largest = 0.0;
+    for (int t = 0; t < 3; t++)
+        for (size_t i = 0; i < tensor_count(g[t]); i++)
+            largest = fmax(largest, fabs((double)g[t]->data[i]));
+    return largest;
 }
 static void report_flops(report *r, const ch09_big_run runs[2])
 {
@@ -285,6 +297,9 @@ static void report_flops(report *r, const ch09_big_run runs[2])
     fmt_num(v, runs[0].diff);
     report_fact_labeled(r, "big_diff", "flash vs naive", v);
     report_fact_labeled(r, "big_diff_causal", "flash vs naive, causal", fmt_num(v, runs[1].diff));
+    report_fact_labeled(r, "big_largest", "largest |gradient|", fmt_num(v, runs[0].largest));
+    report_fact_labeled(r, "big_largest_causal", "largest |gradient|, causal",
+                        fmt_num(v, runs[1].largest));
 }
 static void flop_row(table *t, const char *mask, const char *pass, const char *products,
                      const bwd_counts *c, double forward)
@@ -455,9 +470,9 @@ static void run_receipts(const ch09_options *o, report *r)
     const ch09_big_run runs[2] = { ch09_big(&p, &in, o->causal, threads),
                                    ch09_big(&p, &in, true, threads) };
     report_flops(r, runs);
+    ch09_free(&in, NULL);                  /* before the timing, which weighs memory */
     report_kept(r, o->data_dir);
     report_timing_problem(r, seed, threads);
-    ch09_free(&in, NULL);
 }
 static void refuse_if_seeded_run_too_big(const attn_params *p, int threads)
 {
@@ -536,7 +551,7 @@ static attn_params ch09_params_from_files(const ch09_options *o, const ch09_inpu
     if (problem) die_usage(PROGRAM, "%s", problem);
     return p;
 }
-static void run_on_files(const ch09_options *o, report *r)
+static void ch09_run_on_files(const ch09_options *o, report *r)
 {
     const char *paths[8] = { o->q_path, o->k_path, o->v_path, o->dout_path,
                              o->out_path, o->dq_path, o->dk_path, o->dv_path };
@@ -697,7 +712,7 @@ int main(int argc, char **argv)
     if (o.python && !o.bench) die_usage(PROGRAM, "--python goes with --bench");
     report *r = report_new(PROGRAM, o.json);
     if (o.bench) run_bench(&o, r);
-    else if (o.q_path || o.k_path || o.v_path || o.dout_path) run_on_files(&o, r);
+    else if (o.q_path || o.k_path || o.v_path || o.dout_path) ch09_run_on_files(&o, r);
     else run_receipts(&o, r);
     report_finish(r, stdout);
     return 0;

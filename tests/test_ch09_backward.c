@@ -29,6 +29,7 @@ typedef struct { double flash_fd, naive_fd, flash_naive; } ch09_case_errors;
 typedef struct {
     bool causal;
     double diff;                          /* flash vs naive, all three gradients */
+    double largest;                       /* the largest |gradient| of the flash pass */
     bwd_counts fwd, flash, naive;         /* the forward is the flash pass's */
 } ch09_big_run;
 typedef struct {
@@ -56,8 +57,8 @@ double ch09_kept_l(size_t heads, size_t n);
 double ch09_tensors(size_t heads, size_t n, size_t d);
 extern const ch09_case CH09_CASES[];
 extern const size_t CH09_CASE_COUNT;
-static attn_params problem(size_t heads, size_t nq, size_t nk, size_t d, size_t bq,
-                           size_t bk, bool causal, long window)
+static attn_params ch09_problem(size_t heads, size_t nq, size_t nk, size_t d,
+                                size_t bq, size_t bk, bool causal, long window)
 {
     attn_params p = attn_default(1, heads, nq, nk, d);
     p.block_q = bq; p.block_k = bk; p.causal = causal || window > 0; p.window = window;
@@ -105,7 +106,7 @@ Test(gradients, flash_and_naive_match_finite_differences)
 }
 Test(gradients, a_wrong_gradient_is_caught)
 {
-    const attn_params p = problem(1, 5, 6, 3, 2, 4, false, 0);
+    const attn_params p = ch09_problem(1, 5, 6, 3, 2, 4, false, 0);
     ch09_inputs in;
     ch09_draw(&p, 3, &in);
     ch09_outputs out = ch09_outputs_new(&in);
@@ -121,9 +122,11 @@ Test(gradients, a_wrong_gradient_is_caught)
 Test(gradients, flash_matches_naive_on_larger_problems)
 {
     const attn_params ps[] = {
-        problem(2, 129, 129, 64, 64, 48, false, 0), problem(2, 129, 129, 64, 64, 48, true, 0),
-        problem(1, 200, 77, 64, 32, 100, false, 0), problem(1, 65, 300, 32, 128, 7, false, 0),
-        problem(3, 100, 100, 16, 16, 16, false, 30) };
+        ch09_problem(2, 129, 129, 64, 64, 48, false, 0),
+        ch09_problem(2, 129, 129, 64, 64, 48, true, 0),
+        ch09_problem(1, 200, 77, 64, 32, 100, false, 0),
+        ch09_problem(1, 65, 300, 32, 128, 7, false, 0),
+        ch09_problem(3, 100, 100, 16, 16, 16, false, 30) };
     for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++) {
         ch09_inputs in;
         ch09_draw(&ps[i], (uint32_t)i, &in);
@@ -137,7 +140,7 @@ Test(gradients, flash_matches_naive_on_larger_problems)
 }
 Test(masked_rows, give_zero_gradients_not_nan)
 {
-    const attn_params p = problem(2, 20, 8, 3, 4, 3, true, 4);
+    const attn_params p = ch09_problem(2, 20, 8, 3, 4, 3, true, 4);
     ch09_inputs in;
     ch09_draw(&p, 5, &in);
     ch09_outputs flash = ch09_outputs_new(&in), naive = ch09_outputs_new(&in);
@@ -157,7 +160,7 @@ Test(masked_rows, give_zero_gradients_not_nan)
 }
 Test(counts, flops_are_two_and_a_half_forwards)
 {
-    const attn_params p = problem(3, 100, 70, 16, 32, 16, false, 0);
+    const attn_params p = ch09_problem(3, 100, 70, 16, 32, 16, false, 0);
     ch09_inputs in;
     ch09_draw(&p, 1, &in);
     ch09_outputs out = ch09_outputs_new(&in);
@@ -172,7 +175,7 @@ Test(counts, flops_are_two_and_a_half_forwards)
 }
 Test(counts, causal_tiles_are_chapter_4s)
 {
-    const attn_params p = problem(2, 300, 300, 8, 64, 48, true, 0);
+    const attn_params p = ch09_problem(2, 300, 300, 8, 64, 48, true, 0);
     ch09_inputs in;
     ch09_draw(&p, 2, &in);
     ch09_outputs out = ch09_outputs_new(&in);
@@ -188,7 +191,7 @@ Test(counts, causal_tiles_are_chapter_4s)
 }
 Test(memory, flash_backward_allocates_two_tiles_and_d)
 {
-    const attn_params p = problem(2, 500, 700, 8, 64, 32, false, 0);
+    const attn_params p = ch09_problem(2, 500, 700, 8, 64, 32, false, 0);
     ch09_inputs in;
     ch09_draw(&p, 4, &in);
     ch09_outputs out = ch09_outputs_new(&in);
@@ -210,7 +213,7 @@ Test(memory, kept_bytes)
 Test(threads, threads_do_not_change_a_bit)
 {
     for (int causal = 0; causal < 2; causal++) {
-        const attn_params p = problem(5, 150, 130, 24, 32, 40, causal, 0);
+        const attn_params p = ch09_problem(5, 150, 130, 24, 32, 40, causal, 0);
         ch09_inputs in;
         ch09_draw(&p, 6, &in);
         ch09_outputs one = ch09_outputs_new(&in), many = ch09_outputs_new(&in);
