@@ -17,7 +17,7 @@ typedef struct {
     const char *out_path, *dq_path, *dk_path, *dv_path;
     const char *save_dir, *data_dir, *python;
     bool causal, reference, json, bench;
-    long window, block_q, block_k, seed, batch, heads, seq, seq_k, dim, threads;
+    long window, block_q, block_k, seed, batch, heads, seq, seq_k, dim, threads, max_n;
     double scale;                      /* 0: the default 1/sqrt(d) */
 } ch09_options;
 typedef struct { tensor q, k, v, dout; } ch09_inputs;
@@ -50,7 +50,7 @@ static void flop_row(table *t, const char *mask, const char *pass, const char *p
                      const bwd_counts *c, double forward);
 static void peak_facts(report *r, const attn_params *p, const ch09_timing *naive,
                        const ch09_timing *flash);
-static void save_ch09_inputs(const char *dir, const ch09_inputs *in);
+static void save_ch09_inputs(const char *dir, const ch09_inputs *in, report *r);
 static bool same_dims(const tensor *a, const tensor *b, int count);
 static const char *shape_of(const tensor *t, char buf[96]);
 static void ch09_reference(const attn_params *p, const ch09_inputs *in, ch09_outputs *out);
@@ -58,15 +58,17 @@ static void report_ch09_file_run(report *r, const ch09_options *o, const attn_pa
                                  const ch09_inputs *in);
 static void bench_one_length(const ch09_options *o, table *t, FILE *f, size_t n,
                              int threads, const double peak[2], const double torch_s[2]);
-static void torch_peer(const char *python, int threads, double seconds[][2]);
-static void bench_memory(report *r, int threads);
+static void torch_peer(const char *python, int threads, size_t max_n,
+                       double seconds[][2]);
+static void bench_memory(report *r, int threads, size_t n);
 static void refuse_if_seeded_run_too_big(const attn_params *p, int threads);
 static void refuse_unwritable(const char *path);
+static void refuse_slow_reference(const attn_params *p);
 attn_params ch09_seeded_params(const ch09_options *o);
 ch09_options ch09_defaults(void)
 {
     return (ch09_options){ .block_q = 64, .block_k = 64, .batch = 1, .heads = 4,
-                           .seq = 1000, .dim = 64 };
+                           .seq = 1000, .dim = 64, .max_n = 8192 };
 }
 static void parse_ch09_options(int argc, char **argv, ch09_options *o)
 {
@@ -94,8 +96,10 @@ static void parse_ch09_options(int argc, char **argv, ch09_options *o)
         { "seq", OPT_INT, &o->seq, 1, 16384, "N", "query length" },
         { "seq-k", OPT_INT, &o->seq_k, 0, 16384, "N", "key length (0: as --seq)" },
         { "dim", OPT_INT, &o->dim, 1, 1024, "D", "head dimension" },
-        { "save", OPT_STRING, &o->save_dir, 0, 0, "DIR", "write the generated q k v dout .npy to DIR" },
-        { "bench", OPT_FLAG, &o->bench, 0, 0, NULL, "measure naive vs flash, n = 512..8192" },
+        { "save", OPT_STRING, &o->save_dir, 0, 0, "DIR",
+          "only write the generated q k v dout .npy to DIR" },
+        { "bench", OPT_FLAG, &o->bench, 0, 0, NULL, "measure naive vs flash, n = 512..max-n" },
+        { "max-n", OPT_INT, &o->max_n, 512, 8192, "N", "with --bench: the longest length" },
         { "python", OPT_STRING, &o->python, 0, 0, "PY", "with --bench: a Python with torch, as a peer" },
         { "json", OPT_FLAG, &o->json, 0, 0, NULL, "print the report as JSON" },
         { "data", OPT_STRING, &o->data_dir, 0, 0, "DIR", "write the figure data into DIR" },
@@ -460,7 +464,7 @@ static void run_receipts(const ch09_options *o, report *r)
     ch09_inputs in;
     refuse_if_seeded_run_too_big(&p, threads);
     ch09_draw(&p, seed, &in);
-    if (o->save_dir) save_ch09_inputs(o->save_dir, &in);
+    if (o->save_dir) { save_ch09_inputs(o->save_dir, &in, r); ch09_free(&in, NULL); return; }
     report_gradient_cases(r, seed, threads);
     char shape[96], tile[32];
     snprintf(shape, sizeof shape, "(%zu, %zu, %zu, %zu)", p.batch, p.heads, p.nq, p.d);
@@ -494,7 +498,7 @@ attn_params ch09_seeded_params(const ch09_options *o)
     apply_ch09_kernel_options(o, &p);
     return p;
 }
-static void save_ch09_inputs(const char *dir, const ch09_inputs *in)
+static void save_ch09_inputs(const char *dir, const ch09_inputs *in, report *r)
 {
     static const char *const names[4] = { "q.npy", "k.npy", "v.npy", "dout.npy" };
     const tensor *t[4] = { &in->q, &in->k, &in->v, &in->dout };
@@ -504,6 +508,7 @@ static void save_ch09_inputs(const char *dir, const ch09_inputs *in)
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
         npy_write_or_exit(PROGRAM, path, t[i]);
     }
+    report_fact_labeled(r, "saved", "q k v dout written to", dir);
 }
 static void check_ch09_shapes(const ch09_inputs *in)
 {
@@ -563,6 +568,7 @@ static void ch09_run_on_files(const ch09_options *o, report *r)
     const attn_params p = ch09_params_from_files(o, &in);
     for (int i = 4; i < 8; i++) refuse_unwritable(paths[i]);
     ch09_outputs out = ch09_outputs_new(&in);
+    if (o->reference) refuse_slow_reference(&p);
     if (o->reference) ch09_reference(&p, &in, &out);
     else ch09_flash(&p, &in, &out, ch09_threads(o), NULL, NULL);
     npy_write_or_exit(PROGRAM, o->out_path, &out.o);
@@ -582,6 +588,15 @@ static void refuse_unwritable(const char *path)
     else *slash = '\0';
     if (access(dir, W_OK) != 0)
         die_usage(PROGRAM, "cannot write %s: %s", path, strerror(errno));
+}
+static void refuse_slow_reference(const attn_params *p)
+{
+    const double nq = (double)p->nq, nk = (double)p->nk, d = (double)p->d;
+    const double work = (double)(p->batch * p->heads) * 2.0 * (nq + 2.0 * nk) * d *
+                        2.0 * nq * nk * d;
+    if (work > 2e10)
+        die_usage(PROGRAM, "--reference would take %.1e operations of finite differences; "
+                  "it is for small problems (up to 2e10)", work);
 }
 static void ch09_reference(const attn_params *p, const ch09_inputs *in, ch09_outputs *out)
 {
@@ -633,12 +648,12 @@ static void run_bench(const ch09_options *o, report *r)
     if (f) fprintf(f, "# n threads naive_s flash_s torch_s (0: none) peak_gflops\n");
     if (o->python) {
         fprintf(stderr, "%s: bench PyTorch (%s)\n", PROGRAM, o->python);
-        torch_peer(o->python, threads, torch_s);
+        torch_peer(o->python, threads, (size_t)o->max_n, torch_s);
     }
-    for (size_t n = 512, i = 0; n <= 8192; n *= 2, i++)
+    for (size_t n = 512, i = 0; n <= (size_t)o->max_n; n *= 2, i++)
         bench_one_length(o, t, f, n, threads, peak, torch_s[i]);
     if (f) fclose(f);
-    bench_memory(r, threads);
+    bench_memory(r, threads, 2 * (size_t)o->max_n);
 }
 static void bench_one_length(const ch09_options *o, table *t, FILE *f, size_t n,
                              int threads, const double peak[2], const double torch_s[2])
@@ -667,13 +682,14 @@ static void bench_one_length(const ch09_options *o, table *t, FILE *f, size_t n,
     }
     ch09_free(&in, NULL);
 }
-static void torch_peer(const char *python, int threads, double seconds[][2])
+static void torch_peer(const char *python, int threads, size_t max_n,
+                       double seconds[][2])
 {
     char cmd[1024], line[128];
     int used = snprintf(cmd, sizeof cmd, "'%s' tangled/ch09_torch_peer.py --heads %d "
                         "--dim %d --points", python, CH09_BENCH_HEADS, CH09_BENCH_D);
     const int counts[2] = { 1, threads };
-    for (size_t n = 512; n <= 8192 && used < 900; n *= 2)
+    for (size_t n = 512; n <= max_n && used < 900; n *= 2)
         for (int i = 0; i < (threads > 1 ? 2 : 1) && used < 900; i++)
             used += snprintf(cmd + used, sizeof cmd - (size_t)used, " %zu:%d:%d", n,
                              counts[i], bench_repeats(n));
@@ -688,21 +704,22 @@ static void torch_peer(const char *python, int threads, double seconds[][2])
     }
     pclose(p);
 }
-static void bench_memory(report *r, int threads)
+static void bench_memory(report *r, int threads, size_t n)
 {
-    attn_params p = attn_default(1, 2, 16384, 16384, CH09_BENCH_D);
+    attn_params p = attn_default(1, 2, n, n, CH09_BENCH_D);
     p.causal = true;
     ch09_inputs in;
-    fprintf(stderr, "%s: bench memory at n = 16384\n", PROGRAM);
+    fprintf(stderr, "%s: bench memory at n = %zu\n", PROGRAM, n);
     ch09_draw(&p, 0, &in);
     ch09_outputs out = ch09_outputs_new(&in);
     fa_reset_peak();
     ch09_flash(&p, &in, &out, threads, NULL, NULL);
     char a[32], b[32], c[32];
-    const double peak = (double)fa_bytes_peak(), need = ch09_tensors(2, 16384, CH09_BENCH_D);
-    report_fact_labeled(r, "mem_16384_peak", "n = 16384, 2 heads: peak", fmt_kept(a, peak));
-    report_fact_labeled(r, "mem_16384_tensors", "the nine tensors", fmt_kept(b, need));
-    report_fact_labeled(r, "mem_16384_over", "over them", fmt_pct(c, peak / need - 1.0));
+    const double peak = (double)fa_bytes_peak(), need = ch09_tensors(2, n, CH09_BENCH_D);
+    report_factf(r, "mem_n", "%zu", n);
+    report_fact_labeled(r, "mem_peak", "2 heads, causal: peak", fmt_kept(a, peak));
+    report_fact_labeled(r, "mem_tensors", "the nine tensors", fmt_kept(b, need));
+    report_fact_labeled(r, "mem_over", "over them", fmt_pct(c, peak / need - 1.0));
     ch09_free(&in, &out);
 }
 int main(int argc, char **argv)

@@ -45,6 +45,15 @@ if $prog --help > /dev/null; then ok "--help exits 0"; else bad "--help"; fi
 out=$($prog $in --out "$tmp/o" --dq "$tmp/dq" --dk "$tmp/dk" --dv "$tmp/dv" --causal)
 if printf '%s\n' "$out" | grep -q '^mask: *causal$'; then ok "the text names the mask"
 else bad "the text names the mask"; fi
+printf '#!/bin/sh\necho "512 1 0.25"\necho noise\necho "512 2 0.125"\n' > "$tmp/py"
+chmod +x "$tmp/py"
+out=$($prog --bench --max-n 512 --threads 2 --python "$tmp/py" 2> /dev/null)
+if printf '%s\n' "$out" | grep -q '^512  *1 .* 250\.0 ' &&
+   printf '%s\n' "$out" | grep -q '^512  *2 .* 125\.0 '; then
+    ok "the bench reads the peer's seconds"
+else bad "the bench reads the peer's seconds"; fi
+if printf '%s\n' "$out" | grep -q '^mem_n *1024$'; then ok "the bench measures memory"
+else bad "the bench measures memory"; fi
 outs="--out $tmp/x.o --dq $tmp/x.dq --dk $tmp/x.dk --dv $tmp/x.dv"
 kvd="--k $tmp/s/k.npy --v $tmp/s/v.npy --dout $tmp/s/dout.npy"
 head -c 100 "$tmp/s/q.npy" > "$tmp/short.npy"
@@ -71,5 +80,9 @@ refuse "an output in a missing directory" $q $kvd --out "$tmp/no/dir/o" \
 refuse "the last output in a missing directory" $q $kvd --out "$tmp/x.o" \
     --dq "$tmp/x.dq" --dk "$tmp/x.dk" --dv "$tmp/no/dir/dv"
 refuse "a problem too big for memory" --seq 16384 --heads 64 --batch 64
+$prog --heads 4 --seq 300 --dim 64 --save "$tmp/big" > /dev/null
+refuse "--reference on a problem too big for finite differences" \
+    --q "$tmp/big/q.npy" --k "$tmp/big/k.npy" --v "$tmp/big/v.npy" \
+    --dout "$tmp/big/dout.npy" $outs --reference
 [ "$failures" -eq 0 ] || { echo "# $failures command-line test(s) failed"; exit 1; }
 echo "# all command-line tests of ch09_backward passed"
