@@ -153,7 +153,6 @@ static void *fwd_workspace_new(const attn_params *p)
     w->acc = fa_alloc(fa_mul(fa_mul(rows, p->d), sizeof(float)));
     return w;
 }
-
 static void fwd_workspace_free(void *workspace)
 {
     fwd_workspace *w = workspace;
@@ -200,8 +199,8 @@ static void naive_backward_one_head(const attn_params *p, const head_tensors *t,
     tile_product(false, true, nq, nk, d, 1.0f, dout, d, t->v + h * nk * d, d, 0.0f,
                  dp, nk, counts);                                      /* dP = dO V^T */
     for (size_t i = 0; i < nq; i++)
-        softmax_backward_row(probs + i * nk, dp + i * nk, nk, row_dot(probs + i * nk,
-                             dp + i * nk, nk));                        /* dS, in dp */
+        softmax_backward_row(probs + i * nk, dp + i * nk, nk,
+                             row_dot(probs + i * nk, dp + i * nk, nk));
     tile_product(false, false, nq, d, nk, p->scale, dp, nk, k, d, 0.0f,
                  t->dq + h * nq * d, d, counts);                       /* dQ = s dS K */
     tile_product(true, false, nk, d, nq, p->scale, dp, nk, q, d, 0.0f,
@@ -213,7 +212,6 @@ static void *naive_workspace_new(const attn_params *p)
 }
 
 static void naive_workspace_free(void *workspace) { fa_free(workspace); }
-
 void attention_backward_naive(const attn_params *p, const float *q, const float *k,
                               const float *v, const float *probs, const float *dout,
                               float *dq, float *dk, float *dv, int threads,
@@ -344,7 +342,6 @@ typedef struct {
     atomic_size_t *next_head;
     bwd_counts counts;
 } head_worker;
-
 static void *head_worker_main(void *arg)
 {
     head_worker *me = arg;
@@ -437,8 +434,7 @@ void attention_grad_fd(const attn_params *p, const float *q, const float *k,
     require_valid_params(p);
     const size_t nq = p->nq * p->d, nk = p->nk * p->d;
     double *x[3] = { fa_alloc(fa_mul(nq, 8)), fa_alloc(fa_mul(nk, 8)),
-                     fa_alloc(fa_mul(nk, 8)) };
-    double *row = fa_alloc(fa_mul(p->nk, 8));
+                     fa_alloc(fa_mul(nk, 8)) }, *row = fa_alloc(fa_mul(p->nk, 8));
     const double *qkv[3] = { x[0], x[1], x[2] };
     for (size_t h = 0; h < p->batch * p->heads; h++) {
         for (size_t e = 0; e < nq; e++) x[0][e] = q[h * nq + e];

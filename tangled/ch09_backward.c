@@ -143,7 +143,6 @@ ch09_outputs ch09_outputs_new(const ch09_inputs *in)
     out.lse = tensor_new(in->q.ndim - 1, in->q.shape);
     return out;
 }
-
 void ch09_free(ch09_inputs *in, ch09_outputs *out)
 {
     if (in) { tensor_free(&in->q); tensor_free(&in->k); tensor_free(&in->v);
@@ -188,7 +187,6 @@ static bool has_nan(const ch09_outputs *out)
             if (isnan(g[t]->data[i])) return true;
     return false;
 }
-
 double ch09_error_between(const ch09_outputs *a, const ch09_outputs *b)
 {
     const tensor *x[3] = { &a->dq, &a->dk, &a->dv }, *y[3] = { &b->dq, &b->dk, &b->dv };
@@ -561,8 +559,10 @@ static void ch09_run_on_files(const ch09_options *o, report *r)
     const char *paths[8] = { o->q_path, o->k_path, o->v_path, o->dout_path,
                              o->out_path, o->dq_path, o->dk_path, o->dv_path };
     for (int i = 0; i < 8; i++)
-        if (!paths[i]) die_usage(PROGRAM, "--q --k --v --dout --out --dq --dk --dv go together");
-    ch09_inputs in = { npy_read_or_exit(PROGRAM, o->q_path), npy_read_or_exit(PROGRAM, o->k_path),
+        if (!paths[i])
+            die_usage(PROGRAM, "--q --k --v --dout --out --dq --dk --dv go together");
+    ch09_inputs in = { npy_read_or_exit(PROGRAM, o->q_path),
+                       npy_read_or_exit(PROGRAM, o->k_path),
                        npy_read_or_exit(PROGRAM, o->v_path),
                        npy_read_or_exit(PROGRAM, o->dout_path) };
     const attn_params p = ch09_params_from_files(o, &in);
@@ -627,12 +627,11 @@ static void report_ch09_file_run(report *r, const ch09_options *o, const attn_pa
 enum { CH09_BENCH_HEADS = 8, CH09_BENCH_D = 64, CH09_BENCH_LENGTHS = 5 };
 
 static int bench_repeats(size_t n) { return n <= 1024 ? 5 : n <= 4096 ? 3 : 1; }
-
+static const char *const BENCH_COLUMNS[] = { "n", "threads", "naive ms", "flash ms",
+    "torch ms", "naive GFLOP/s", "flash GFLOP/s", "torch GFLOP/s", "flash % peak", NULL };
 static void run_bench(const ch09_options *o, report *r)
 {
-    static const char *const columns[] = { "n", "threads", "naive ms", "flash ms",
-        "torch ms", "naive GFLOP/s", "flash GFLOP/s", "torch GFLOP/s", "flash % peak", NULL };
-    table *t = report_table(r, "bench", "Backward, 8 heads, d = 64, fp32", columns);
+    table *t = report_table(r, "bench", "Backward, 8 heads, d = 64, fp32", BENCH_COLUMNS);
     const int threads = ch09_threads(o);
     const double peak[2] = { ladder_fma_gflops(1, 1L << 22, 5),
                              ladder_fma_gflops(threads, 1L << 22, 5) };

@@ -179,8 +179,7 @@ Test(counts, causal_tiles_are_chapter_4s)
     ch09_inputs in;
     ch09_draw(&p, 2, &in);
     ch09_outputs out = ch09_outputs_new(&in);
-    bwd_counts fwd, flash;
-    attn_stats st;
+    bwd_counts fwd, flash; attn_stats st;
     ch09_flash(&p, &in, &out, 1, &fwd, &flash);
     attention_tiled(&p, in.q.data, in.k.data, in.v.data, out.o.data, &st);
     cr_assert_eq(flash.tiles_computed, st.tiles_computed);
