@@ -1,0 +1,735 @@
+/* ch09_backward.c — tangled from chapters/ch09_backward.nw. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "harness.h"
+#include "ladder.h"
+#include "backward.h"
+#define PROGRAM "ch09_backward"
+enum { CH09_MAX_BLOCK = 4096 };
+typedef struct {
+    const char *q_path, *k_path, *v_path, *dout_path;
+    const char *out_path, *dq_path, *dk_path, *dv_path;
+    const char *save_dir, *data_dir, *python;
+    bool causal, reference, json, bench;
+    long window, block_q, block_k, seed, batch, heads, seq, seq_k, dim, threads, max_n;
+    double scale;                      /* 0: the default 1/sqrt(d) */
+} ch09_options;
+typedef struct { tensor q, k, v, dout; } ch09_inputs;
+typedef struct { tensor o, lse, dq, dk, dv; } ch09_outputs;
+typedef struct {
+    const char *label;
+    size_t batch, heads, nq, nk, d, block_q, block_k;
+    bool causal;
+    long window;
+} ch09_case;
+typedef struct { double flash_fd, naive_fd, flash_naive; } ch09_case_errors;
+typedef struct {
+    bool causal;
+    double diff;                          /* flash vs naive, all three gradients */
+    double largest;                       /* the largest |gradient| of the flash pass */
+    bwd_counts fwd, flash, naive;         /* the forward is the flash pass's */
+} ch09_big_run;
+typedef struct {
+    const attn_params *p;
+    const ch09_inputs *in;
+    ch09_outputs *out;
+    const float *probs;       /* the naive pass's P; NULL for the flash pass */
+    int threads;
+} ch09_timed;
+typedef struct { double median, min, max; size_t peak_bytes; } ch09_timing;
+enum { CH09_TIME_N = 1024, CH09_TIME_HEADS = 4, CH09_TIME_D = 64, CH09_REPEATS = 5 };
+static bool has_nan(const ch09_outputs *out);
+static double largest_gradient(const ch09_outputs *out);
+static void flop_row(table *t, const char *mask, const char *pass, const char *products,
+                     const bwd_counts *c, double forward);
+static void peak_facts(report *r, const attn_params *p, const ch09_timing *naive,
+                       const ch09_timing *flash);
+static void save_ch09_inputs(const char *dir, const ch09_inputs *in, report *r);
+static bool same_dims(const tensor *a, const tensor *b, int count);
+static const char *shape_of(const tensor *t, char buf[96]);
+static void ch09_reference(const attn_params *p, const ch09_inputs *in, ch09_outputs *out);
+static void report_ch09_file_run(report *r, const ch09_options *o, const attn_params *p,
+                                 const ch09_inputs *in);
+static void bench_one_length(const ch09_options *o, table *t, FILE *f, size_t n,
+                             int threads, const double peak[2], const double torch_s[2]);
+static void torch_peer(const char *python, int threads, size_t max_n,
+                       double seconds[][2]);
+static void bench_memory(report *r, int threads, size_t n);
+static void refuse_if_seeded_run_too_big(const attn_params *p, int threads);
+static void refuse_unwritable(const char *path);
+static void refuse_slow_reference(const attn_params *p);
+attn_params ch09_seeded_params(const ch09_options *o);
+ch09_options ch09_defaults(void)
+{
+    return (ch09_options){ .block_q = 64, .block_k = 64, .batch = 1, .heads = 4,
+                           .seq = 1000, .dim = 64, .max_n = 8192 };
+}
+static void parse_ch09_options(int argc, char **argv, ch09_options *o)
+{
+    const option opts[] = {
+        { "q", OPT_STRING, &o->q_path, 0, 0, "FILE",
+          "queries: .npy float32 (n,d), (h,n,d) or (b,h,n,d)" },
+        { "k", OPT_STRING, &o->k_path, 0, 0, "FILE", "keys: same leading shape and d as --q" },
+        { "v", OPT_STRING, &o->v_path, 0, 0, "FILE", "values: the shape of --k" },
+        { "dout", OPT_STRING, &o->dout_path, 0, 0, "FILE", "gradient of the output: the shape of --q" },
+        { "out", OPT_STRING, &o->out_path, 0, 0, "FILE", "write the output O" },
+        { "dq", OPT_STRING, &o->dq_path, 0, 0, "FILE", "write dL/dQ" },
+        { "dk", OPT_STRING, &o->dk_path, 0, 0, "FILE", "write dL/dK" },
+        { "dv", OPT_STRING, &o->dv_path, 0, 0, "FILE", "write dL/dV" },
+        { "reference", OPT_FLAG, &o->reference, 0, 0, NULL,
+          "double-precision reference and finite differences instead (slow)" },
+        { "causal", OPT_FLAG, &o->causal, 0, 0, NULL, "causal mask, top-left aligned" },
+        { "window", OPT_INT, &o->window, 0, 1e9, "W", "sliding window of W keys (implies causal)" },
+        { "block-q", OPT_INT, &o->block_q, 1, CH09_MAX_BLOCK, "N", "query rows per tile" },
+        { "block-k", OPT_INT, &o->block_k, 1, CH09_MAX_BLOCK, "N", "key rows per tile" },
+        { "scale", OPT_DOUBLE, &o->scale, 0, 1e12, "S", "score scale (0: 1/sqrt(d))" },
+        { "threads", OPT_INT, &o->threads, 0, BWD_MAX_THREADS, "T", "threads (0: all CPUs)" },
+        { "seed", OPT_INT, &o->seed, 0, 4294967295.0, "N", "seed of the generated Q, K, V (dO: N+1)" },
+        { "batch", OPT_INT, &o->batch, 1, 64, "B", "batch size" },
+        { "heads", OPT_INT, &o->heads, 1, 64, "H", "heads" },
+        { "seq", OPT_INT, &o->seq, 1, 16384, "N", "query length" },
+        { "seq-k", OPT_INT, &o->seq_k, 0, 16384, "N", "key length (0: as --seq)" },
+        { "dim", OPT_INT, &o->dim, 1, 1024, "D", "head dimension" },
+        { "save", OPT_STRING, &o->save_dir, 0, 0, "DIR",
+          "only write the generated q k v dout .npy to DIR" },
+        { "bench", OPT_FLAG, &o->bench, 0, 0, NULL, "measure naive vs flash, n = 512..max-n" },
+        { "max-n", OPT_INT, &o->max_n, 512, 8192, "N", "with --bench: the longest length" },
+        { "python", OPT_STRING, &o->python, 0, 0, "PY", "with --bench: a Python with torch, as a peer" },
+        { "json", OPT_FLAG, &o->json, 0, 0, NULL, "print the report as JSON" },
+        { "data", OPT_STRING, &o->data_dir, 0, 0, "DIR", "write the figure data into DIR" },
+    };
+    options_parse(argc, argv, PROGRAM,
+                  "attention's backward pass: naive (keeps P) and flash (recomputes P)",
+                  opts, sizeof opts / sizeof opts[0]);
+}
+static void apply_ch09_kernel_options(const ch09_options *o, attn_params *p)
+{
+    p->causal = o->causal || o->window > 0;
+    p->window = o->window;
+    p->block_q = (size_t)o->block_q;
+    p->block_k = (size_t)o->block_k;
+    if (o->scale > 0) p->scale = (float)o->scale;
+}
+
+int ch09_threads(const ch09_options *o)
+{
+    return o->threads > 0 ? (int)o->threads : ladder_cpus();
+}
+void ch09_draw(const attn_params *p, uint32_t seed, ch09_inputs *in)
+{
+    const size_t q_shape[4] = { p->batch, p->heads, p->nq, p->d };
+    const size_t kv_shape[4] = { p->batch, p->heads, p->nk, p->d };
+    in->q = tensor_new(4, q_shape);
+    in->k = tensor_new(4, kv_shape);
+    in->v = tensor_new(4, kv_shape);
+    in->dout = tensor_new(4, q_shape);
+    attn_draw_inputs(p, seed, in->q.data, in->k.data, in->v.data);
+    mt19937 gen;
+    mt_seed(&gen, seed + 1);
+    torch_randn(&gen, in->dout.data, tensor_count(&in->dout));
+}
+ch09_outputs ch09_outputs_new(const ch09_inputs *in)
+{
+    ch09_outputs out = { .o = tensor_new(in->q.ndim, in->q.shape),
+                         .dq = tensor_new(in->q.ndim, in->q.shape),
+                         .dk = tensor_new(in->k.ndim, in->k.shape),
+                         .dv = tensor_new(in->k.ndim, in->k.shape) };
+    out.lse = tensor_new(in->q.ndim - 1, in->q.shape);
+    return out;
+}
+void ch09_free(ch09_inputs *in, ch09_outputs *out)
+{
+    if (in) { tensor_free(&in->q); tensor_free(&in->k); tensor_free(&in->v);
+              tensor_free(&in->dout); }
+    if (out) { tensor_free(&out->o); tensor_free(&out->lse); tensor_free(&out->dq);
+               tensor_free(&out->dk); tensor_free(&out->dv); }
+}
+void ch09_flash(const attn_params *p, const ch09_inputs *in, ch09_outputs *out,
+                int threads, bwd_counts *fwd, bwd_counts *bwd)
+{
+    attention_forward_lse(p, in->q.data, in->k.data, in->v.data, out->o.data,
+                          out->lse.data, threads, fwd);
+    attention_backward_flash(p, in->q.data, in->k.data, in->v.data, out->o.data,
+                             out->lse.data, in->dout.data, out->dq.data, out->dk.data,
+                             out->dv.data, threads, bwd);
+}
+void ch09_naive(const attn_params *p, const ch09_inputs *in, ch09_outputs *out,
+                int threads, bwd_counts *fwd, bwd_counts *bwd)
+{
+    float *probs = fa_alloc(fa_mul(fa_mul(fa_mul(p->batch, p->heads), p->nq),
+                                   fa_mul(p->nk, sizeof(float))));
+    attention_forward_keep_p(p, in->q.data, in->k.data, in->v.data, out->o.data, probs,
+                             threads, fwd);
+    attention_backward_naive(p, in->q.data, in->k.data, in->v.data, probs,
+                             in->dout.data, out->dq.data, out->dk.data, out->dv.data,
+                             threads, bwd);
+    fa_free(probs);
+}
+double ch09_error_vs_fd(const ch09_outputs *out, double *const fd[3])
+{
+    const tensor *g[3] = { &out->dq, &out->dk, &out->dv };
+    double worst = 0.0;
+    for (int t = 0; t < 3; t++)
+        worst = fmax(worst, max_abs_diff_fd(g[t]->data, fd[t], tensor_count(g[t])));
+    return isnan(worst) || has_nan(out) ? NAN : worst;
+}
+static bool has_nan(const ch09_outputs *out)
+{
+    const tensor *g[3] = { &out->dq, &out->dk, &out->dv };
+    for (int t = 0; t < 3; t++)
+        for (size_t i = 0; i < tensor_count(g[t]); i++)
+            if (isnan(g[t]->data[i])) return true;
+    return false;
+}
+double ch09_error_between(const ch09_outputs *a, const ch09_outputs *b)
+{
+    const tensor *x[3] = { &a->dq, &a->dk, &a->dv }, *y[3] = { &b->dq, &b->dk, &b->dv };
+    double worst = 0.0;
+    for (int t = 0; t < 3; t++)
+        for (size_t i = 0; i < tensor_count(x[t]); i++)
+            worst = fmax(worst, fabs((double)x[t]->data[i] - (double)y[t]->data[i]));
+    return has_nan(a) || has_nan(b) ? NAN : worst;
+}
+const ch09_case CH09_CASES[] = {
+    { "odd n and d, ragged tiles", 1, 2, 17, 23, 5, 4, 7, false, 0 },
+    { "causal, ragged tiles", 1, 2, 23, 23, 5, 4, 7, true, 0 },
+    { "Nq > Nk, tiles 8 x 5", 2, 1, 30, 12, 8, 8, 5, false, 0 },
+    { "Nq < Nk, one tile", 1, 1, 9, 40, 16, 64, 64, false, 0 },
+    { "window 5, empty rows", 1, 1, 30, 10, 3, 8, 3, true, 5 },
+};
+const size_t CH09_CASE_COUNT = sizeof CH09_CASES / sizeof CH09_CASES[0];
+ch09_case_errors ch09_check_case(const ch09_case *c, uint32_t seed, int threads)
+{
+    attn_params p = attn_default(c->batch, c->heads, c->nq, c->nk, c->d);
+    p.block_q = c->block_q; p.block_k = c->block_k;
+    p.causal = c->causal || c->window > 0; p.window = c->window;
+    ch09_inputs in;
+    ch09_draw(&p, seed, &in);
+    ch09_outputs flash = ch09_outputs_new(&in), naive = ch09_outputs_new(&in);
+    ch09_flash(&p, &in, &flash, threads, NULL, NULL);
+    ch09_naive(&p, &in, &naive, threads, NULL, NULL);
+    double *fd[3] = { fa_alloc(fa_mul(tensor_count(&in.q), 8)),
+                      fa_alloc(fa_mul(tensor_count(&in.k), 8)),
+                      fa_alloc(fa_mul(tensor_count(&in.k), 8)) };
+    attention_grad_fd(&p, in.q.data, in.k.data, in.v.data, in.dout.data, fd[0], fd[1], fd[2]);
+    const ch09_case_errors e = { .flash_fd = ch09_error_vs_fd(&flash, fd),
+                                 .naive_fd = ch09_error_vs_fd(&naive, fd),
+                                 .flash_naive = ch09_error_between(&flash, &naive) };
+    for (int t = 0; t < 3; t++) fa_free(fd[t]);
+    ch09_free(&in, &flash);
+    ch09_free(NULL, &naive);
+    return e;
+}
+static void report_gradient_cases(report *r, uint32_t seed, int threads)
+{
+    static const char *const columns[] = { "problem", "(b, h, Nq, Nk, d)", "tile",
+        "flash vs FD", "naive vs FD", "flash vs naive", NULL };
+    table *t = report_table(r, "gradients", "Gradients against finite differences (double)",
+                            columns);
+    double worst[3] = { 0 };
+    for (size_t i = 0; i < CH09_CASE_COUNT; i++) {
+        const ch09_case *c = &CH09_CASES[i];
+        const ch09_case_errors e = ch09_check_case(c, seed, threads);
+        char a[32], b[32], x[32], shape[64], tile[32];
+        snprintf(shape, sizeof shape, "(%zu, %zu, %zu, %zu, %zu)", c->batch, c->heads, c->nq,
+                 c->nk, c->d);
+        snprintf(tile, sizeof tile, "%zu x %zu", c->block_q, c->block_k);
+        table_rowf(t, "%s|%s|%s|%s|%s|%s", c->label, shape, tile, fmt_num(a, e.flash_fd),
+                   fmt_num(b, e.naive_fd), fmt_num(x, e.flash_naive));
+        worst[0] = fmax(worst[0], e.flash_fd);
+        worst[1] = fmax(worst[1], e.naive_fd);
+        worst[2] = fmax(worst[2], e.flash_naive);
+    }
+    char v[32];
+    report_fact_labeled(r, "fd_worst_flash", "worst flash vs FD", fmt_num(v, worst[0]));
+    report_fact_labeled(r, "fd_worst_naive", "worst naive vs FD", fmt_num(v, worst[1]));
+    report_fact_labeled(r, "small_worst", "worst flash vs naive", fmt_num(v, worst[2]));
+}
+ch09_big_run ch09_big(const attn_params *p, const ch09_inputs *in, bool causal, int threads)
+{
+    attn_params q = *p;
+    q.causal = causal || p->window > 0;
+    ch09_big_run run = { .causal = q.causal };
+    ch09_outputs flash = ch09_outputs_new(in), naive = ch09_outputs_new(in);
+    bwd_counts naive_fwd;
+    ch09_flash(&q, in, &flash, threads, &run.fwd, &run.flash);
+    ch09_naive(&q, in, &naive, threads, &naive_fwd, &run.naive);
+    run.diff = ch09_error_between(&flash, &naive);
+    run.largest = largest_gradient(&flash);
+    ch09_free(NULL, &flash);
+    ch09_free(NULL, &naive);
+    return run;
+}
+static double largest_gradient(const ch09_outputs *out)
+{
+    const tensor *g[3] = { &out->dq, &out->dk, &out->dv };
+    double largest = 0.0;
+    for (int t = 0; t < 3; t++)
+        for (size_t i = 0; i < tensor_count(g[t]); i++)
+            largest = fmax(largest, fabs((double)g[t]->data[i]));
+    return largest;
+}
+static void report_flops(report *r, const ch09_big_run runs[2])
+{
+    static const char *const columns[] = { "mask", "pass", "products", "GFLOP",
+                                           "x forward", "exponentials", NULL };
+    table *t = report_table(r, "flops", "FLOPs counted in the loops", columns);
+    for (int i = 0; i < 2; i++) {
+        const char *mask = runs[i].causal ? "causal" : "none";
+        const double f = runs[i].fwd.matmul_flops;
+        flop_row(t, mask, "forward (saves L)", "2", &runs[i].fwd, f);
+        flop_row(t, mask, "naive backward", "4", &runs[i].naive, f);
+        flop_row(t, mask, "flash backward", "5", &runs[i].flash, f);
+    }
+    char v[32];
+    snprintf(v, sizeof v, "%.2f", runs[0].flash.matmul_flops / runs[0].fwd.matmul_flops);
+    report_fact_labeled(r, "flash_ratio", "flash backward / forward FLOPs", v);
+    snprintf(v, sizeof v, "%.2f", runs[0].naive.matmul_flops / runs[0].fwd.matmul_flops);
+    report_fact_labeled(r, "naive_ratio", "naive backward / forward FLOPs", v);
+    snprintf(v, sizeof v, "%.2f", runs[1].flash.matmul_flops / runs[1].fwd.matmul_flops);
+    report_fact_labeled(r, "flash_ratio_causal", "the same, causal", v);
+    report_fact_labeled(r, "flash_exps", "exponentials of the flash backward",
+                        fmt_int(v, (long long)runs[0].flash.exps));
+    fmt_num(v, runs[0].diff);
+    report_fact_labeled(r, "big_diff", "flash vs naive", v);
+    report_fact_labeled(r, "big_diff_causal", "flash vs naive, causal", fmt_num(v, runs[1].diff));
+    report_fact_labeled(r, "big_largest", "largest |gradient|", fmt_num(v, runs[0].largest));
+    report_fact_labeled(r, "big_largest_causal", "largest |gradient|, causal",
+                        fmt_num(v, runs[1].largest));
+}
+static void flop_row(table *t, const char *mask, const char *pass, const char *products,
+                     const bwd_counts *c, double forward)
+{
+    char g[32], x[32], e[32];
+    snprintf(g, sizeof g, "%.3f", c->matmul_flops / 1e9);
+    snprintf(x, sizeof x, "%.2f", c->matmul_flops / forward);
+    table_rowf(t, "%s|%s|%s|%s|%s|%s", mask, pass, products, g, x,
+               fmt_int(e, (long long)c->exps));
+}
+double ch09_kept_p(size_t heads, size_t n) { return 4.0 * (double)heads * (double)n * (double)n; }
+double ch09_kept_l(size_t heads, size_t n) { return 4.0 * (double)heads * (double)n; }
+double ch09_tensors(size_t heads, size_t n, size_t d)
+{
+    return 4.0 * (double)heads * (8.0 * (double)n * (double)d + (double)n);
+}
+static const char *fmt_kept(char buf[32], double bytes)
+{
+    if (bytes < 1024.0 * 1024.0) snprintf(buf, 32, "%.1f KiB", bytes / 1024.0);
+    else fmt_bytes(buf, bytes);
+    return buf;
+}
+static void report_kept(report *r, const char *data_dir)
+{
+    static const char *const columns[] = { "n", "naive keeps P", "flash keeps L",
+        "P / L", "Q K V O dO L dQ dK dV", NULL };
+    table *t = report_table(r, "kept", "Kept for the backward, 8 heads, d = 64, float32",
+                            columns);
+    FILE *f = data_dir ? data_file(data_dir, "ch09_memory.dat") : NULL;
+    if (f) fprintf(f, "# n  P_bytes  L_bytes  tensors_bytes (8 heads, d = 64)\n");
+    for (size_t n = 512; n <= 131072; n *= 2) {
+        char a[32], b[32], c[32], x[32];
+        const double p = ch09_kept_p(8, n), l = ch09_kept_l(8, n), all = ch09_tensors(8, n, 64);
+        table_rowf(t, "%zu|%s|%s|%s|%s", n, fmt_kept(a, p), fmt_kept(b, l),
+                   fmt_int(x, (long long)(p / l)), fmt_kept(c, all));
+        if (f) fprintf(f, "%zu %.0f %.0f %.0f\n", n, p, l, all);
+    }
+    if (f) fclose(f);
+}
+static void run_one_backward(const ch09_timed *t)
+{
+    const ch09_inputs *in = t->in;
+    ch09_outputs *out = t->out;
+    if (t->probs)
+        attention_backward_naive(t->p, in->q.data, in->k.data, in->v.data, t->probs,
+                                 in->dout.data, out->dq.data, out->dk.data, out->dv.data,
+                                 t->threads, NULL);
+    else
+        attention_backward_flash(t->p, in->q.data, in->k.data, in->v.data, out->o.data,
+                                 out->lse.data, in->dout.data, out->dq.data, out->dk.data,
+                                 out->dv.data, t->threads, NULL);
+}
+static ch09_timing time_backward(const ch09_timed *t, int repeats)
+{
+    double s[64];
+    const int n = repeats < 1 ? 1 : repeats > 64 ? 64 : repeats;
+    run_one_backward(t);
+    fa_reset_peak();
+    for (int i = 0; i < n; i++) {
+        const double start = now_seconds();
+        run_one_backward(t);
+        s[i] = now_seconds() - start;
+    }
+    ch09_timing r = { .peak_bytes = fa_bytes_peak() };
+    r.min = r.max = s[0];
+    for (int i = 1; i < n; i++) { r.min = fmin(r.min, s[i]); r.max = fmax(r.max, s[i]); }
+    r.median = median_of(s, (size_t)n);
+    return r;
+}
+void ch09_time_both(const attn_params *p, const ch09_inputs *in, int threads,
+                    int repeats, ch09_timing *naive, ch09_timing *flash)
+{
+    ch09_outputs out = ch09_outputs_new(in);
+    float *probs = fa_alloc(fa_mul(fa_mul(fa_mul(p->batch, p->heads), p->nq),
+                                   fa_mul(p->nk, sizeof(float))));
+    attention_forward_keep_p(p, in->q.data, in->k.data, in->v.data, out.o.data, probs,
+                             threads, NULL);
+    *naive = time_backward(&(ch09_timed){ p, in, &out, probs, threads }, repeats);
+    fa_free(probs);
+    attention_forward_lse(p, in->q.data, in->k.data, in->v.data, out.o.data,
+                          out.lse.data, threads, NULL);
+    *flash = time_backward(&(ch09_timed){ p, in, &out, NULL, threads }, repeats);
+    ch09_free(NULL, &out);
+}
+double ch09_nominal_flops(const attn_params *p)
+{
+    const double f = 2.5 * 4.0 * (double)(p->batch * p->heads) * (double)p->nq *
+                     (double)p->nk * (double)p->d;
+    return p->causal ? f / 2.0 : f;
+}
+static void timing_cells(const ch09_timing *t, double flops, double peak,
+                         char time[64], char rate[32], char pct[32])
+{
+    snprintf(time, 64, "%.1f (%.1f-%.1f)", 1e3 * t->median, 1e3 * t->min, 1e3 * t->max);
+    snprintf(rate, 32, "%.1f", flops / t->median / 1e9);
+    fmt_pct(pct, flops / t->median / 1e9 / peak);
+}
+static void report_timing(report *r, const attn_params *p, const ch09_inputs *in,
+                          int threads)
+{
+    static const char *const columns[] = { "threads", "pass", "ms: median (min-max)",
+                                           "GFLOP/s", "of FMA peak", NULL };
+    table *t = report_table(r, "timing", "Backward wall-clock", columns);
+    double peak[2];
+    const int counts[2] = { 1, threads };
+    char machine[128], v[32];
+    ladder_cpu_model(machine, sizeof machine);
+    snprintf(machine + strlen(machine), sizeof machine - strlen(machine), ", %d CPUs",
+             ladder_cpus());
+    report_fact_labeled(r, "machine", "machine", machine);
+    peak[0] = ladder_fma_gflops(1, 1L << 22, 5);
+    peak[1] = threads > 1 ? ladder_fma_gflops(threads, 1L << 22, 5) : peak[0];
+    snprintf(v, sizeof v, "%.1f", peak[0]);
+    report_fact_labeled(r, "peak_one", "FMA peak, one core, GFLOP/s", v);
+    snprintf(v, sizeof v, "%.1f", peak[1]);
+    report_fact_labeled(r, "peak_all", "FMA peak, all threads, GFLOP/s", v);
+    for (int i = 0; i < (threads > 1 ? 2 : 1); i++) {
+        ch09_timing naive, flash;
+        ch09_time_both(p, in, counts[i], CH09_REPEATS, &naive, &flash);
+        char tm[64], rate[32], pct[32], th[16];
+        const double flops = ch09_nominal_flops(p);
+        snprintf(th, sizeof th, "%d", counts[i]);
+        timing_cells(&naive, flops, peak[i], tm, rate, pct);
+        table_rowf(t, "%s|naive|%s|%s|%s", th, tm, rate, pct);
+        timing_cells(&flash, flops, peak[i], tm, rate, pct);
+        table_rowf(t, "%s|flash|%s|%s|%s", th, tm, rate, pct);
+        if (i == 0) peak_facts(r, p, &naive, &flash);
+    }
+}
+static void peak_facts(report *r, const attn_params *p, const ch09_timing *naive,
+                       const ch09_timing *flash)
+{
+    char v[32];
+    report_fact_labeled(r, "flash_peak", "flash backward peak bytes",
+                        fmt_kept(v, (double)flash->peak_bytes));
+    report_fact_labeled(r, "naive_peak", "naive backward peak bytes",
+                        fmt_kept(v, (double)naive->peak_bytes));
+    report_fact_labeled(r, "tensor_bytes", "Q K V O dO L dQ dK dV",
+                        fmt_kept(v, ch09_tensors(p->batch * p->heads, p->nq, p->d)));
+}
+static void report_timing_problem(report *r, uint32_t seed, int threads)
+{
+    attn_params p = attn_default(1, CH09_TIME_HEADS, CH09_TIME_N, CH09_TIME_N, CH09_TIME_D);
+    ch09_inputs in;
+    ch09_draw(&p, seed, &in);
+    report_factf(r, "time_n", "%d", CH09_TIME_N);
+    report_factf(r, "time_heads", "%d", CH09_TIME_HEADS);
+    report_factf(r, "time_d", "%d", CH09_TIME_D);
+    report_factf(r, "time_repeats", "%d", CH09_REPEATS);
+    report_timing(r, &p, &in, threads);
+    ch09_free(&in, NULL);
+}
+static void run_receipts(const ch09_options *o, report *r)
+{
+    attn_params p = ch09_seeded_params(o);
+    const uint32_t seed = (uint32_t)o->seed;
+    const int threads = ch09_threads(o);
+    ch09_inputs in;
+    refuse_if_seeded_run_too_big(&p, threads);
+    ch09_draw(&p, seed, &in);
+    if (o->save_dir) { save_ch09_inputs(o->save_dir, &in, r); ch09_free(&in, NULL); return; }
+    report_gradient_cases(r, seed, threads);
+    char shape[96], tile[32];
+    snprintf(shape, sizeof shape, "(%zu, %zu, %zu, %zu)", p.batch, p.heads, p.nq, p.d);
+    snprintf(tile, sizeof tile, "%zu x %zu", p.block_q, p.block_k);
+    report_fact_labeled(r, "big_shape", "Q (batch, heads, N, d)", shape);
+    report_fact_labeled(r, "big_tile", "tile", tile);
+    const ch09_big_run runs[2] = { ch09_big(&p, &in, o->causal, threads),
+                                   ch09_big(&p, &in, true, threads) };
+    report_flops(r, runs);
+    ch09_free(&in, NULL);                  /* before the timing, which weighs memory */
+    report_kept(r, o->data_dir);
+    report_timing_problem(r, seed, threads);
+}
+static void refuse_if_seeded_run_too_big(const attn_params *p, int threads)
+{
+    const double heads = (double)(p->batch * p->heads), nq = (double)p->nq;
+    const double q = heads * nq * (double)p->d, kv = heads * (double)p->nk * (double)p->d;
+    const double bytes = 4.0 * (6.0 * q + 6.0 * kv + 2.0 * heads * nq +
+                                (heads + (double)threads) * nq * (double)p->nk);
+    const double have = (double)fa_physical_memory();
+    char a[32], b[32];
+    if (have > 0 && bytes > have)
+        die_usage(PROGRAM, "the seeded run needs %s but the machine has %s of memory",
+                  fmt_bytes(a, bytes), fmt_bytes(b, have));
+}
+attn_params ch09_seeded_params(const ch09_options *o)
+{
+    const size_t nk = (size_t)(o->seq_k > 0 ? o->seq_k : o->seq);
+    attn_params p = attn_default((size_t)o->batch, (size_t)o->heads, (size_t)o->seq, nk,
+                                 (size_t)o->dim);
+    apply_ch09_kernel_options(o, &p);
+    return p;
+}
+static void save_ch09_inputs(const char *dir, const ch09_inputs *in, report *r)
+{
+    static const char *const names[4] = { "q.npy", "k.npy", "v.npy", "dout.npy" };
+    const tensor *t[4] = { &in->q, &in->k, &in->v, &in->dout };
+    fclose(data_file(dir, names[0]));           /* creates DIR, or exits with a reason */
+    for (int i = 0; i < 4; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        npy_write_or_exit(PROGRAM, path, t[i]);
+    }
+    report_fact_labeled(r, "saved", "q k v dout written to", dir);
+}
+static void check_ch09_shapes(const ch09_inputs *in)
+{
+    char a[96], b[96];
+    const tensor *q = &in->q, *k = &in->k;
+    if (q->ndim < 2 || q->ndim > 4)
+        die_usage(PROGRAM, "--q has shape %s; expected (n, d), (h, n, d) "
+                  "or (b, h, n, d)", shape_of(q, a));
+    if (k->ndim != q->ndim || !same_dims(q, k, q->ndim - 2))
+        die_usage(PROGRAM, "--q %s and --k %s disagree in batch or heads",
+                  shape_of(q, a), shape_of(k, b));
+    if (q->shape[q->ndim - 1] != k->shape[k->ndim - 1])
+        die_usage(PROGRAM, "--q %s and --k %s have different head dimensions",
+                  shape_of(q, a), shape_of(k, b));
+    if (in->v.ndim != k->ndim || !same_dims(k, &in->v, k->ndim))
+        die_usage(PROGRAM, "--k %s and --v %s differ", shape_of(k, a), shape_of(&in->v, b));
+    if (in->dout.ndim != q->ndim || !same_dims(q, &in->dout, q->ndim))
+        die_usage(PROGRAM, "--dout %s must have the shape of --q %s",
+                  shape_of(&in->dout, a), shape_of(q, b));
+}
+static bool same_dims(const tensor *a, const tensor *b, int count)
+{
+    for (int i = 0; i < count; i++)
+        if (a->shape[i] != b->shape[i]) return false;
+    return true;
+}
+
+static const char *shape_of(const tensor *t, char buf[96])
+{
+    int used = snprintf(buf, 96, "(");
+    for (int i = 0; i < t->ndim && used < 90; i++)
+        used += snprintf(buf + used, 96 - (size_t)used, "%s%zu", i ? ", " : "", t->shape[i]);
+    snprintf(buf + used, 96 - (size_t)used, t->ndim == 1 ? ",)" : ")");
+    return buf;
+}
+static attn_params ch09_params_from_files(const ch09_options *o, const ch09_inputs *in)
+{
+    check_ch09_shapes(in);
+    const tensor *q = &in->q, *k = &in->k;
+    const int n = q->ndim;
+    attn_params p = attn_default(n == 4 ? q->shape[0] : 1, n >= 3 ? q->shape[n - 3] : 1,
+                                 q->shape[n - 2], k->shape[n - 2], q->shape[n - 1]);
+    apply_ch09_kernel_options(o, &p);
+    const char *problem = attn_params_problem(&p);
+    if (problem) die_usage(PROGRAM, "%s", problem);
+    return p;
+}
+static void ch09_run_on_files(const ch09_options *o, report *r)
+{
+    const char *paths[8] = { o->q_path, o->k_path, o->v_path, o->dout_path,
+                             o->out_path, o->dq_path, o->dk_path, o->dv_path };
+    for (int i = 0; i < 8; i++)
+        if (!paths[i])
+            die_usage(PROGRAM, "--q --k --v --dout --out --dq --dk --dv go together");
+    ch09_inputs in = { npy_read_or_exit(PROGRAM, o->q_path),
+                       npy_read_or_exit(PROGRAM, o->k_path),
+                       npy_read_or_exit(PROGRAM, o->v_path),
+                       npy_read_or_exit(PROGRAM, o->dout_path) };
+    const attn_params p = ch09_params_from_files(o, &in);
+    for (int i = 4; i < 8; i++) refuse_unwritable(paths[i]);
+    ch09_outputs out = ch09_outputs_new(&in);
+    if (o->reference) refuse_slow_reference(&p);
+    if (o->reference) ch09_reference(&p, &in, &out);
+    else ch09_flash(&p, &in, &out, ch09_threads(o), NULL, NULL);
+    npy_write_or_exit(PROGRAM, o->out_path, &out.o);
+    npy_write_or_exit(PROGRAM, o->dq_path, &out.dq);
+    npy_write_or_exit(PROGRAM, o->dk_path, &out.dk);
+    npy_write_or_exit(PROGRAM, o->dv_path, &out.dv);
+    report_ch09_file_run(r, o, &p, &in);
+    ch09_free(&in, &out);
+}
+static void refuse_unwritable(const char *path)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash) snprintf(dir, sizeof dir, ".");
+    else if (slash == dir) dir[1] = '\0';
+    else *slash = '\0';
+    if (access(dir, W_OK) != 0)
+        die_usage(PROGRAM, "cannot write %s: %s", path, strerror(errno));
+}
+static void refuse_slow_reference(const attn_params *p)
+{
+    const double nq = (double)p->nq, nk = (double)p->nk, d = (double)p->d;
+    const double work = (double)(p->batch * p->heads) * 2.0 * (nq + 2.0 * nk) * d *
+                        2.0 * nq * nk * d;
+    if (work > 2e10)
+        die_usage(PROGRAM, "--reference would take %.1e operations of finite differences; "
+                  "it is for small problems (up to 2e10)", work);
+}
+static void ch09_reference(const attn_params *p, const ch09_inputs *in, ch09_outputs *out)
+{
+    tensor *t[4] = { &out->o, &out->dq, &out->dk, &out->dv };
+    double *x[4];
+    for (int i = 0; i < 4; i++) x[i] = fa_alloc(fa_mul(tensor_count(t[i]), 8));
+    attention_reference(p, in->q.data, in->k.data, in->v.data, x[0]);
+    attention_grad_fd(p, in->q.data, in->k.data, in->v.data, in->dout.data, x[1], x[2], x[3]);
+    for (int i = 0; i < 4; i++) {
+        for (size_t e = 0; e < tensor_count(t[i]); e++) t[i]->data[e] = (float)x[i][e];
+        fa_free(x[i]);
+    }
+}
+static void report_ch09_file_run(report *r, const ch09_options *o, const attn_params *p,
+                                 const ch09_inputs *in)
+{
+    char a[96];
+    report_fact_labeled(r, "q_shape", "Q and dO", shape_of(&in->q, a));
+    report_fact_labeled(r, "k_shape", "K and V", shape_of(&in->k, a));
+    report_fact_labeled(r, "pass", "pass", o->reference
+                        ? "reference (double, finite differences)" : "flash");
+    if (p->window > 0) snprintf(a, sizeof a, "window %ld", p->window);
+    else snprintf(a, sizeof a, "%s", p->causal ? "causal" : "none");
+    report_fact_labeled(r, "mask", "mask", a);
+    snprintf(a, sizeof a, "%zu x %zu", p->block_q, p->block_k);
+    report_fact_labeled(r, "tile", "tile", a);
+}
+enum { CH09_BENCH_HEADS = 8, CH09_BENCH_D = 64, CH09_BENCH_LENGTHS = 5 };
+
+static int bench_repeats(size_t n) { return n <= 1024 ? 5 : n <= 4096 ? 3 : 1; }
+static const char *const BENCH_COLUMNS[] = { "n", "threads", "naive ms", "flash ms",
+    "torch ms", "naive GFLOP/s", "flash GFLOP/s", "torch GFLOP/s", "flash % peak", NULL };
+static void run_bench(const ch09_options *o, report *r)
+{
+    table *t = report_table(r, "bench", "Backward, 8 heads, d = 64, fp32", BENCH_COLUMNS);
+    const int threads = ch09_threads(o);
+    const double peak[2] = { ladder_fma_gflops(1, 1L << 22, 5),
+                             ladder_fma_gflops(threads, 1L << 22, 5) };
+    FILE *f = o->data_dir ? data_file(o->data_dir, "ch09_bench.dat") : NULL;
+    double torch_s[CH09_BENCH_LENGTHS][2] = { { 0 } };
+    char machine[128], v[32];
+    ladder_cpu_model(machine, sizeof machine);
+    report_fact_labeled(r, "machine", "machine", machine);
+    snprintf(v, sizeof v, "%.1f", peak[0]);
+    report_fact_labeled(r, "peak_one", "FMA peak, one core, GFLOP/s", v);
+    snprintf(v, sizeof v, "%.1f", peak[1]);
+    report_fact_labeled(r, "peak_all", "FMA peak, all threads, GFLOP/s", v);
+    if (f) fprintf(f, "# n threads naive_s flash_s torch_s (0: none) peak_gflops\n");
+    if (o->python) {
+        fprintf(stderr, "%s: bench PyTorch (%s)\n", PROGRAM, o->python);
+        torch_peer(o->python, threads, (size_t)o->max_n, torch_s);
+    }
+    for (size_t n = 512, i = 0; n <= (size_t)o->max_n; n *= 2, i++)
+        bench_one_length(o, t, f, n, threads, peak, torch_s[i]);
+    if (f) fclose(f);
+    bench_memory(r, threads, 2 * (size_t)o->max_n);
+}
+static void bench_one_length(const ch09_options *o, table *t, FILE *f, size_t n,
+                             int threads, const double peak[2], const double torch_s[2])
+{
+    attn_params p = attn_default(1, CH09_BENCH_HEADS, n, n, CH09_BENCH_D);
+    ch09_inputs in;
+    ch09_draw(&p, (uint32_t)o->seed, &in);
+    const int counts[2] = { 1, threads };
+    for (int i = 0; i < (threads > 1 ? 2 : 1); i++) {
+        ch09_timing naive, flash;
+        const double torch = torch_s[i];
+        fprintf(stderr, "%s: bench n = %zu, %d thread(s)\n", PROGRAM, n, counts[i]);
+        ch09_time_both(&p, &in, counts[i], bench_repeats(n), &naive, &flash);
+        const double flops = ch09_nominal_flops(&p) / 1e9;
+        char nm[32], fm[32], tm[32], ng[32], fg[32], tg[32], pct[32];
+        snprintf(nm, sizeof nm, "%.1f", 1e3 * naive.median);
+        snprintf(fm, sizeof fm, "%.1f", 1e3 * flash.median);
+        snprintf(tm, sizeof tm, torch > 0 ? "%.1f" : "-", 1e3 * torch);
+        snprintf(ng, sizeof ng, "%.1f", flops / naive.median);
+        snprintf(fg, sizeof fg, "%.1f", flops / flash.median);
+        snprintf(tg, sizeof tg, torch > 0 ? "%.1f" : "-", flops / torch);
+        table_rowf(t, "%zu|%d|%s|%s|%s|%s|%s|%s|%s", n, counts[i], nm, fm, tm, ng, fg, tg,
+                   fmt_pct(pct, flops / flash.median / peak[i]));
+        if (f) fprintf(f, "%zu %d %.6f %.6f %.6f %.1f\n", n, counts[i], naive.median,
+                       flash.median, torch > 0 ? torch : 0.0, peak[i]);
+    }
+    ch09_free(&in, NULL);
+}
+static void torch_peer(const char *python, int threads, size_t max_n,
+                       double seconds[][2])
+{
+    char cmd[1024], line[128];
+    int used = snprintf(cmd, sizeof cmd, "'%s' tangled/ch09_torch_peer.py --heads %d "
+                        "--dim %d --points", python, CH09_BENCH_HEADS, CH09_BENCH_D);
+    const int counts[2] = { 1, threads };
+    for (size_t n = 512; n <= max_n && used < 900; n *= 2)
+        for (int i = 0; i < (threads > 1 ? 2 : 1) && used < 900; i++)
+            used += snprintf(cmd + used, sizeof cmd - (size_t)used, " %zu:%d:%d", n,
+                             counts[i], bench_repeats(n));
+    snprintf(cmd + used, sizeof cmd - (size_t)used, " 2>/dev/null");
+    FILE *p = popen(cmd, "r");
+    if (!p) return;
+    while (fgets(line, sizeof line, p)) {
+        size_t n; int t; double s;
+        if (sscanf(line, "%zu %d %lf", &n, &t, &s) != 3) continue;
+        for (size_t i = 0, m = 512; m <= 8192; m *= 2, i++)
+            if (m == n) seconds[i][t == 1 ? 0 : 1] = s;
+    }
+    pclose(p);
+}
+static void bench_memory(report *r, int threads, size_t n)
+{
+    attn_params p = attn_default(1, 2, n, n, CH09_BENCH_D);
+    p.causal = true;
+    ch09_inputs in;
+    fprintf(stderr, "%s: bench memory at n = %zu\n", PROGRAM, n);
+    ch09_draw(&p, 0, &in);
+    ch09_outputs out = ch09_outputs_new(&in);
+    fa_reset_peak();
+    ch09_flash(&p, &in, &out, threads, NULL, NULL);
+    char a[32], b[32], c[32];
+    const double peak = (double)fa_bytes_peak(), need = ch09_tensors(2, n, CH09_BENCH_D);
+    report_factf(r, "mem_n", "%zu", n);
+    report_fact_labeled(r, "mem_peak", "2 heads, causal: peak", fmt_kept(a, peak));
+    report_fact_labeled(r, "mem_tensors", "the nine tensors", fmt_kept(b, need));
+    report_fact_labeled(r, "mem_over", "over them", fmt_pct(c, peak / need - 1.0));
+    ch09_free(&in, &out);
+}
+int main(int argc, char **argv)
+{
+    ch09_options o = ch09_defaults();
+    parse_ch09_options(argc, argv, &o);
+    if (o.python && !o.bench) die_usage(PROGRAM, "--python goes with --bench");
+    report *r = report_new(PROGRAM, o.json);
+    if (o.bench) run_bench(&o, r);
+    else if (o.q_path || o.k_path || o.v_path || o.dout_path) ch09_run_on_files(&o, r);
+    else run_receipts(&o, r);
+    report_finish(r, stdout);
+    return 0;
+}

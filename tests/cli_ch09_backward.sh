@@ -1,0 +1,88 @@
+#!/bin/sh
+# cli_ch09_backward.sh — command-line tests of ./ch09_backward (run from the
+# repository root). Tangled from chapters/ch09_backward.nw.
+set -u
+prog=./ch09_backward
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+ok()  { echo "ok - $1"; }
+bad() { echo "not ok - $1"; failures=$((failures + 1)); }
+floats() { tail -c $(($2 * 4)) "$1" | od -An -v -tf4 -w4; }   # floats FILE COUNT
+max_diff() {   # max_diff A.npy B.npy COUNT: largest |a - b|
+    floats "$1" "$3" > "$tmp/a.txt"; floats "$2" "$3" > "$tmp/b.txt"
+    paste "$tmp/a.txt" "$tmp/b.txt" |
+        awk '{ d = $1 - $2; if (d < 0) d = -d; if (d > m) m = d } END { printf "%.3e\n", m }'
+}
+below() { awk -v x="$1" -v y="$2" 'BEGIN { exit !(x + 0 < y + 0) }'; }
+refuse() {   # refuse NAME ARGS...
+    name=$1; shift
+    rm -f "$tmp"/x.*
+    $prog "$@" > /dev/null 2> "$tmp/err.txt"; status=$?
+    lines=$(wc -l < "$tmp/err.txt")
+    if [ "$status" -eq 2 ] && [ "$lines" -eq 1 ] && ! ls "$tmp"/x.* > /dev/null 2>&1; then
+        ok "refuses $name: $(cat "$tmp/err.txt")"
+    else
+        bad "refuses $name (status $status, $lines stderr lines)"
+    fi
+}
+$prog --heads 2 --seq 9 --seq-k 11 --dim 5 --seed 3 --save "$tmp/s" > /dev/null
+in="--q $tmp/s/q.npy --k $tmp/s/k.npy --v $tmp/s/v.npy --dout $tmp/s/dout.npy"
+for flags in "" "--causal" "--block-q 2 --block-k 3 --scale 0.7"; do
+    for mode in f r; do
+        extra=; [ $mode = r ] && extra=--reference
+        $prog $in --out "$tmp/$mode.o" --dq "$tmp/$mode.dq" --dk "$tmp/$mode.dk" \
+            --dv "$tmp/$mode.dv" $flags $extra > /dev/null
+    done
+    for pair in "o 90" "dq 90" "dk 110" "dv 110"; do
+        set -- $pair
+        diff=$(max_diff "$tmp/f.$1" "$tmp/r.$1" "$2")
+        if below "$diff" 1e-5; then ok "'$flags' $1 agrees with finite differences ($diff)"
+        else bad "'$flags' $1 differs from finite differences ($diff)"; fi
+    done
+done
+if $prog --help > /dev/null; then ok "--help exits 0"; else bad "--help"; fi
+out=$($prog $in --out "$tmp/o" --dq "$tmp/dq" --dk "$tmp/dk" --dv "$tmp/dv" --causal)
+if printf '%s\n' "$out" | grep -q '^mask: *causal$'; then ok "the text names the mask"
+else bad "the text names the mask"; fi
+printf '#!/bin/sh\necho "512 1 0.25"\necho noise\necho "512 2 0.125"\n' > "$tmp/py"
+chmod +x "$tmp/py"
+out=$($prog --bench --max-n 512 --threads 2 --python "$tmp/py" 2> /dev/null)
+if printf '%s\n' "$out" | grep -q '^512  *1 .* 250\.0 ' &&
+   printf '%s\n' "$out" | grep -q '^512  *2 .* 125\.0 '; then
+    ok "the bench reads the peer's seconds"
+else bad "the bench reads the peer's seconds"; fi
+if printf '%s\n' "$out" | grep -q '^mem_n *1024$'; then ok "the bench measures memory"
+else bad "the bench measures memory"; fi
+outs="--out $tmp/x.o --dq $tmp/x.dq --dk $tmp/x.dk --dv $tmp/x.dv"
+kvd="--k $tmp/s/k.npy --v $tmp/s/v.npy --dout $tmp/s/dout.npy"
+head -c 100 "$tmp/s/q.npy" > "$tmp/short.npy"
+printf 'not a numpy file, not even close to one, no\n' > "$tmp/junk.npy"
+sed 's/<f4/<f8/' "$tmp/s/q.npy" > "$tmp/f8.npy"
+refuse "a missing file" --q "$tmp/none.npy" $kvd $outs
+refuse "a truncated file" --q "$tmp/short.npy" $kvd $outs
+refuse "a file that is not .npy" --q "$tmp/junk.npy" $kvd $outs
+refuse "float64" --q "$tmp/f8.npy" $kvd $outs
+refuse "dout of the wrong shape" --q "$tmp/s/q.npy" --k "$tmp/s/k.npy" \
+    --v "$tmp/s/v.npy" --dout "$tmp/s/k.npy" $outs
+refuse "k and v of different shapes" --q "$tmp/s/q.npy" --k "$tmp/s/k.npy" \
+    --v "$tmp/s/q.npy" --dout "$tmp/s/dout.npy" $outs
+q="--q $tmp/s/q.npy"
+refuse "--dv missing" $q $kvd --out "$tmp/x.o" --dq "$tmp/x.dq" --dk "$tmp/x.dk"
+refuse "block size 0" $q $kvd $outs --block-q 0
+refuse "block size 5000" $q $kvd $outs --block-k 5000
+refuse "a block size that is not a number" $q $kvd $outs --block-k abc
+refuse "a negative scale" $q $kvd $outs --scale -1
+refuse "an unknown option" $q $kvd $outs --fast
+refuse "--python without --bench" --python python3
+refuse "an output in a missing directory" $q $kvd --out "$tmp/no/dir/o" \
+    --dq "$tmp/x.dq" --dk "$tmp/x.dk" --dv "$tmp/x.dv"
+refuse "the last output in a missing directory" $q $kvd --out "$tmp/x.o" \
+    --dq "$tmp/x.dq" --dk "$tmp/x.dk" --dv "$tmp/no/dir/dv"
+refuse "a problem too big for memory" --seq 16384 --heads 64 --batch 64
+$prog --heads 4 --seq 300 --dim 64 --save "$tmp/big" > /dev/null
+refuse "--reference on a problem too big for finite differences" \
+    --q "$tmp/big/q.npy" --k "$tmp/big/k.npy" --v "$tmp/big/v.npy" \
+    --dout "$tmp/big/dout.npy" $outs --reference
+[ "$failures" -eq 0 ] || { echo "# $failures command-line test(s) failed"; exit 1; }
+echo "# all command-line tests of ch09_backward passed"
