@@ -198,9 +198,11 @@ NVCCFLAGS   := -std=c++17 -O3 $(NVCC_ARCH) -Xcompiler -Wall,-Wextra -Werror all-
                --resource-usage
 CU_SRC      := $(filter kernels/%.cu,$(ROOTS))
 CUDA_OBJ    := $(if $(NVCC),$(CU_SRC:%.cu=$(B)/cuda/%.o))
-CUDA_LIBS   := $(if $(NVCC),-L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart -lstdc++)
 PYTHON      ?= python3
-ifeq ($(NVCC),)
+ifneq ($(NVCC),)
+CUDA_LIBS   := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart -lstdc++
+else
+CUDA_LIBS   :=
 $(info cuda: no nvcc on PATH or in /usr/local/cuda/bin: CUDA objects skipped, ./ch10_gpu runs its kernels on the CPU emulation)
 endif
 

@@ -26,6 +26,12 @@ int gpu_attention_cuda(gpu_kernel kernel, const attn_params *p, const float *q,
                        const float *k, const float *v, float *o, int repeats,
                        double *ms, char why[256]);
 
+/* what the fused kernel's error may be: twice the larger of naive_error (the
+   naive kernel's) and chapter 4's tiled kernel's in 16 x 32 tiles, and at least
+   one ulp of the largest exact output */
+double gpu_fused_error_bound(const attn_params *p, const float *q, const float *k,
+                             const float *v, const double *exact, double naive_error);
+
 #ifdef __cplusplus
 }
 #endif

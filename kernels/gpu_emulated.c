@@ -44,3 +44,19 @@ void gpu_attention_emulated(gpu_kernel kernel, const attn_params *p, const float
     if (counts) *counts = c;
 }
 
+double gpu_fused_error_bound(const attn_params *p, const float *q, const float *k,
+                             const float *v, const double *exact, double naive_error)
+{
+    attn_params tiles = *p;
+    const size_t count = p->batch * p->heads * p->nq * p->d;
+    float *o = fa_alloc(fa_mul(count, sizeof(float)));
+    double top = 0.0;
+    tiles.block_q = 16;
+    tiles.block_k = 32;
+    attention_tiled(&tiles, q, k, v, o, NULL);
+    const double tiled_error = max_abs_diff_fd(o, exact, count);
+    for (size_t i = 0; i < count; i++) top = fmax(top, fabs(exact[i]));
+    fa_free(o);
+    return 2 * fmax(fmax(naive_error, tiled_error), ldexp(top, -23));
+}
+

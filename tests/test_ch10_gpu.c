@@ -124,34 +124,17 @@ static double run_emulated(gpu_problem *pr, gpu_kernel kernel, emu_counts *count
     return max_abs_diff_fd(pr->o, pr->exact, pr->count);
 }
 
-static double ulp_of_largest(const gpu_problem *pr)
-{
-    double top = 0.0;
-    for (size_t i = 0; i < pr->count; i++) top = fmax(top, fabs(pr->exact[i]));
-    return ldexp(top, -23);
-}
-
-static double tiled_error_same_tiles(gpu_problem *pr)
-{
-    attn_params p = pr->p;
-    p.block_q = 16;
-    p.block_k = 32;
-    attention_tiled(&p, pr->q, pr->k, pr->v, pr->o, NULL);
-    return max_abs_diff_fd(pr->o, pr->exact, pr->count);
-}
-
 static void check_both_kernels(size_t heads, size_t nq, size_t nk, size_t d, bool causal)
 {
     gpu_problem pr = gpu_problem_new(heads, nq, nk, d, causal, (uint32_t)(nq * 31 + d));
     const double naive = run_emulated(&pr, GPU_NAIVE, NULL);
     const double fused = run_emulated(&pr, GPU_FUSED, NULL);
-    const double yardstick = fmax(fmax(naive, tiled_error_same_tiles(&pr)),
-                                  ulp_of_largest(&pr));
+    const double bound = gpu_fused_error_bound(&pr.p, pr.q, pr.k, pr.v, pr.exact, naive);
     cr_assert(naive <= 1e-5, "naive nq=%zu nk=%zu d=%zu causal=%d: %.3e",
               nq, nk, d, causal, naive);
-    cr_assert(fused <= 1e-5 && fused <= 2 * yardstick,
-              "fused nq=%zu nk=%zu d=%zu causal=%d: %.3e, yardstick %.3e",
-              nq, nk, d, causal, fused, yardstick);
+    cr_assert(fused <= 1e-5 && fused <= bound,
+              "fused nq=%zu nk=%zu d=%zu causal=%d: %.3e, bound %.3e",
+              nq, nk, d, causal, fused, bound);
     gpu_problem_free(&pr);
 }
 
@@ -185,9 +168,8 @@ Test(kernels, huge_logits_stay_finite)
     for (size_t i = 0; i < pr.count; i++) cr_assert(isfinite(pr.o[i]), "naive, %zu", i);
     const double fused = run_emulated(&pr, GPU_FUSED, NULL);
     for (size_t i = 0; i < pr.count; i++) cr_assert(isfinite(pr.o[i]), "fused, %zu", i);
-    const double yardstick = fmax(fmax(naive, tiled_error_same_tiles(&pr)),
-                                  ulp_of_largest(&pr));
-    cr_assert(fused <= 2 * yardstick, "fused %.3e, yardstick %.3e", fused, yardstick);
+    const double bound = gpu_fused_error_bound(&pr.p, pr.q, pr.k, pr.v, pr.exact, naive);
+    cr_assert(fused <= bound, "fused %.3e, bound %.3e", fused, bound);
     gpu_problem_free(&pr);
 }
 
