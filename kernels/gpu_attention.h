@@ -26,11 +26,22 @@ int gpu_attention_cuda(gpu_kernel kernel, const attn_params *p, const float *q,
                        const float *k, const float *v, float *o, int repeats,
                        double *ms, char why[256]);
 
+/* D = AB + C for row-major 16x16 A, 16x8 B and C, through one warp's mma.sync
+   (A and B rounded to bf16): on the emulation, and on the device (0, or -1 and why) */
+void gpu_mma_emulated(const float *a, const float *b, const float *c, float *d);
+int  gpu_mma_cuda(const float *a, const float *b, const float *c, float *d,
+                  char why[256]);
+
 /* what the fused kernel's error may be: twice the larger of naive_error (the
    naive kernel's) and chapter 4's tiled kernel's in 16 x 32 tiles, and at least
    one ulp of the largest exact output */
 double gpu_fused_error_bound(const attn_params *p, const float *q, const float *k,
                              const float *v, const double *exact, double naive_error);
+
+/* inputs whose product is exact in float32 and bf16, and how many of D's 128
+   elements equal the exact D = AB + C */
+void gpu_mma_test_inputs(float a[256], float b[128], float c[128]);
+int  gpu_mma_exact_count(const float *a, const float *b, const float *c, const float *d);
 
 #ifdef __cplusplus
 }

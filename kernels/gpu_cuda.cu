@@ -125,3 +125,20 @@ done:
     return status;
 }
 
+extern "C" int gpu_mma_cuda(const float *a, const float *b, const float *c, float *d,
+                            char why[256])
+{
+    float *buf = NULL;
+    int status = 0;
+    CUDA_TRY(cudaMalloc((void **)&buf, (256 + 3 * 128) * sizeof(float)));
+    CUDA_TRY(cudaMemcpy(buf, a, 256 * sizeof(float), cudaMemcpyHostToDevice));
+    CUDA_TRY(cudaMemcpy(buf + 256, b, 128 * sizeof(float), cudaMemcpyHostToDevice));
+    CUDA_TRY(cudaMemcpy(buf + 384, c, 128 * sizeof(float), cudaMemcpyHostToDevice));
+    gpu_mma_check<<<1, GPU_WARP>>>(gpu_mma_args{ buf, buf + 256, buf + 384, buf + 512 });
+    CUDA_TRY(cudaGetLastError());
+    CUDA_TRY(cudaMemcpy(d, buf + 512, 128 * sizeof(float), cudaMemcpyDeviceToHost));
+done:
+    cudaFree(buf);
+    return status;
+}
+

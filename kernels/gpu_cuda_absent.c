@@ -11,6 +11,14 @@ __attribute__((weak)) bool gpu_cuda_device(char text[256])
     return false;
 }
 
+__attribute__((weak)) int gpu_mma_cuda(const float *a, const float *b, const float *c,
+                                       float *d, char why[256])
+{
+    (void)a; (void)b; (void)c; (void)d;
+    snprintf(why, 256, "%s", NO_CUDA);
+    return -1;
+}
+
 __attribute__((weak)) int gpu_attention_cuda(gpu_kernel kernel, const attn_params *p,
                                              const float *q, const float *k,
                                              const float *v, float *o, int repeats,

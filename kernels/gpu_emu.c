@@ -2,13 +2,20 @@
    Tangled from chapters/ch10_gpu.nw. */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "harness.h"
 #include "gpu_emu_cuda.h"
 typedef struct {
+    unsigned a[EMU_WARP_SIZE][4], b[EMU_WARP_SIZE][2];
+} emu_mma_exchange;
+
+typedef struct {
     pthread_barrier_t meet;
     float slot[2][EMU_WARP_SIZE];       /* shuffle exchange, two rows used in turn */
+    emu_mma_exchange mma;               /* the fragments of one mma.sync */
     size_t meetings;
 } emu_warp;
 
@@ -85,6 +92,46 @@ static void *emu_thread_main(void *arg)
                 pthread_barrier_wait(&L->block_meet);
             }
     return NULL;
+}
+
+static float bf16_to_float(unsigned bits)
+{
+    const uint32_t u = (uint32_t)(bits & 0xffffu) << 16;
+    float x;
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+
+static void gather_operands(const emu_mma_exchange *x, float a[16][16], float b[16][8])
+{
+    for (unsigned lane = 0; lane < EMU_WARP_SIZE; lane++) {
+        const unsigned g = lane / 4, t = lane % 4;
+        for (unsigned r = 0; r < 4; r++)
+            for (unsigned h = 0; h < 2; h++)
+                a[g + 8 * (r % 2)][2 * t + 8 * (r / 2) + h] = bf16_to_float(x->a[lane][r] >> (16 * h));
+        for (unsigned r = 0; r < 2; r++)
+            for (unsigned h = 0; h < 2; h++)
+                b[2 * t + 8 * r + h][g] = bf16_to_float(x->b[lane][r] >> (16 * h));
+    }
+}
+
+void emu_mma_bf16_m16n8k16(float d[4], const unsigned a[4], const unsigned b[2],
+                           const float c[4])
+{
+    emu_thread *t = emu_self;
+    float full_a[16][16], full_b[16][8];
+    const unsigned g = t->lane / 4, q = t->lane % 4;
+    memcpy(t->warp->mma.a[t->lane], a, 4 * sizeof *a);
+    memcpy(t->warp->mma.b[t->lane], b, 2 * sizeof *b);
+    warp_meet(t->warp);
+    gather_operands(&t->warp->mma, full_a, full_b);
+    warp_meet(t->warp);
+    for (unsigned e = 0; e < 4; e++) {
+        const unsigned row = g + 8 * (e / 2), col = 2 * q + e % 2;
+        float sum = c[e];
+        for (unsigned k = 0; k < 16; k++) sum += full_a[row][k] * full_b[k][col];
+        d[e] = sum;
+    }
 }
 
 static void require_launch_shape(emu_dim3 grid, emu_dim3 block, unsigned threads);

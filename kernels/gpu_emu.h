@@ -19,4 +19,8 @@ void  emu_syncthreads(void);                     /* __syncthreads() */
 void  emu_syncwarp(unsigned mask);               /* __syncwarp(mask) */
 float emu_shfl_xor_float(unsigned mask, float value, int lane_mask);
 
+/* mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32, for the whole warp */
+void emu_mma_bf16_m16n8k16(float d[4], const unsigned a[4], const unsigned b[2],
+                           const float c[4]);
+
 #endif

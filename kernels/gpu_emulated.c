@@ -44,6 +44,33 @@ void gpu_attention_emulated(gpu_kernel kernel, const attn_params *p, const float
     if (counts) *counts = c;
 }
 
+static void run_mma_check(const void *m) { gpu_mma_check(*(const gpu_mma_args *)m); }
+
+void gpu_mma_emulated(const float *a, const float *b, const float *c, float *d)
+{
+    const gpu_mma_args m = { a, b, c, d };
+    emu_launch((emu_dim3){ 1, 1, 1 }, (emu_dim3){ GPU_WARP, 1, 1 }, run_mma_check, &m, NULL);
+}
+
+void gpu_mma_test_inputs(float a[256], float b[128], float c[128])
+{
+    for (int i = 0; i < 256; i++) a[i] = (float)((i * 7) % 11 - 5) / 8;
+    for (int i = 0; i < 128; i++) b[i] = (float)((i * 5) % 9 - 4) / 8;
+    for (int i = 0; i < 128; i++) c[i] = (float)(i % 13 - 6);
+}
+
+int gpu_mma_exact_count(const float *a, const float *b, const float *c, const float *d)
+{
+    int exact = 0;
+    for (int row = 0; row < 16; row++)
+        for (int col = 0; col < 8; col++) {
+            double sum = c[row * 8 + col];
+            for (int k = 0; k < 16; k++) sum += (double)a[row * 16 + k] * b[k * 8 + col];
+            exact += d[row * 8 + col] == sum;
+        }
+    return exact;
+}
+
 double gpu_fused_error_bound(const attn_params *p, const float *q, const float *k,
                              const float *v, const double *exact, double naive_error)
 {

@@ -13,6 +13,19 @@
 #define GPU_UNROLL
 #endif
 
+#ifdef __CUDACC__
+#define GPU_FLOAT_BITS(x) __float_as_uint(x)
+#else
+#include <string.h>
+static inline unsigned gpu_float_bits(float x)
+{
+    unsigned u;
+    memcpy(&u, &x, sizeof u);
+    return u;
+}
+#define GPU_FLOAT_BITS(x) gpu_float_bits(x)
+#endif
+
 enum { GPU_WARP = 32, GPU_CELL_THREADS = 256 };
 
 enum { GPU_WARPS = 4, GPU_THREADS = GPU_WARP * GPU_WARPS, GPU_ROWS_PER_WARP = 4,
@@ -231,6 +244,50 @@ __global__ void gpu_fused_forward(gpu_args a)
         const unsigned i = q0 + warp * GPU_ROWS_PER_WARP + t;
         if (i < a.nq) finish_row(a, &st[t], i, lane);
     }
+}
+
+static __device__ __forceinline__ unsigned gpu_bf16_bits(float x)
+{
+    unsigned u = GPU_FLOAT_BITS(x);
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return u >> 16;
+}
+
+static __device__ __forceinline__ unsigned gpu_pack_bf16x2(float lo, float hi)
+{
+    return gpu_bf16_bits(lo) | gpu_bf16_bits(hi) << 16;
+}
+
+static __device__ __forceinline__ void gpu_mma_bf16(float d[4], const unsigned a[4],
+                                                    const unsigned b[2], const float c[4])
+{
+#ifdef __CUDACC__
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+                 "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"
+                 : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]),
+                   "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]));
+#else
+    emu_mma_bf16_m16n8k16(d, a, b, c);
+#endif
+}
+
+typedef struct { const float *a, *b, *c; float *d; } gpu_mma_args;
+
+__global__ void gpu_mma_check(gpu_mma_args m)
+{
+    const unsigned lane = threadIdx.x % GPU_WARP, g = lane / 4, t = lane % 4;
+    unsigned a[4], b[2];
+    float c[4], d[4];
+    for (unsigned r = 0; r < 4; r++) {
+        const unsigned row = g + 8 * (r % 2), k = 2 * t + 8 * (r / 2);
+        a[r] = gpu_pack_bf16x2(m.a[row * 16 + k], m.a[row * 16 + k + 1]);
+    }
+    for (unsigned r = 0; r < 2; r++)
+        b[r] = gpu_pack_bf16x2(m.b[(2 * t + 8 * r) * 8 + g], m.b[(2 * t + 8 * r + 1) * 8 + g]);
+    for (unsigned e = 0; e < 4; e++) c[e] = m.c[(g + 8 * (e / 2)) * 8 + 2 * t + e % 2];
+    gpu_mma_bf16(d, a, b, c);
+    for (unsigned e = 0; e < 4; e++) m.d[(g + 8 * (e / 2)) * 8 + 2 * t + e % 2] = d[e];
 }
 
 #endif

@@ -183,7 +183,7 @@ double ch10_ratio(const ch10_run *run)
 static void ch10_report_runs(report *r, bool cuda, const attn_params *p,
                              const ch10_run runs[CH10_RUNS])
 {
-    char b[256];
+    char b[256], b2[32];
     double worst = 0.0;
     if (!cuda) snprintf(b, sizeof b, "the CPU, through the emulation");
     else gpu_cuda_device(b);
@@ -213,6 +213,15 @@ static void ch10_report_runs(report *r, bool cuda, const attn_params *p,
                         fmt_int(b, (long long)runs[0].counts.launches));
     report_fact_labeled(r, "naive_warp_meetings", "naive: warp meetings",
                         fmt_int(b, (long long)runs[0].counts.warp_meetings));
+    {
+        float a[256], b[128], c[128], d[128];
+        char why[256];
+        gpu_mma_test_inputs(a, b, c);
+        if (!cuda) gpu_mma_emulated(a, b, c, d);
+        else if (gpu_mma_cuda(a, b, c, d, why) != 0) die_usage(PROGRAM, "cuda: %s", why);
+        snprintf(b2, sizeof b2, "%d of 128", gpu_mma_exact_count(a, b, c, d));
+        report_fact_labeled(r, "mma_exact", "mma.sync: exact elements of D", b2);
+    }
     report_fact_labeled(r, "gpu_speed", "speed on a GPU",
                         "not yet measured on a GPU");
 }

@@ -34,6 +34,20 @@ static int check_on_device(size_t heads, size_t nq, size_t nk, size_t d, bool ca
     return failed;
 }
 
+static int check_mma_on_device(void)
+{
+    float a[256], b[128], c[128], device[128], emulated[128];
+    char why[256] = "";
+    int wrong = 0;
+    gpu_mma_test_inputs(a, b, c);
+    gpu_mma_emulated(a, b, c, emulated);
+    if (gpu_mma_cuda(a, b, c, device, why) != 0) wrong = 128;
+    for (int i = 0; i < 128 && !wrong; i++) wrong += device[i] != emulated[i];
+    printf("%s - mma.sync m16n8k16 bf16: the device and the emulation differ in %d of 128 "
+           "elements%s%s\n", wrong ? "not ok" : "ok", wrong, *why ? ": " : "", why);
+    return wrong != 0;
+}
+
 int main(void)
 {
     static const size_t lengths[] = { 1, 7, 33, 65, 1000 }, dims[] = { 1, 3, 16, 64, 128 };
@@ -49,6 +63,7 @@ int main(void)
             }
     failed += check_on_device(8, 2048, 2048, 128, true, 1.0f);
     failed += check_on_device(1, 40, 40, 16, false, 1000.0f);
+    failed += check_mma_on_device();
     printf("# %d check(s) failed\n", failed);
     return failed ? 1 : 0;
 }

@@ -33,7 +33,7 @@ static __global__ void write_own_index(const void *args)
     out[block * threads + in_block] += (int)(block * threads + in_block) + 1;
 }
 
-Test(tsan_emulation, every_thread_of_every_block_runs_once)
+Test(emulation, every_thread_of_every_block_runs_once)
 {
     int *out = calloc(384, sizeof *out);
     emu_counts c = { 0 };
@@ -55,7 +55,7 @@ static __global__ void mirror_through_shared_memory(const void *args)
     __syncthreads();
 }
 
-Test(tsan_emulation, syncthreads_orders_shared_memory)
+Test(emulation, syncthreads_orders_shared_memory)
 {
     int *out = calloc(4 * 128, sizeof *out);
     emu_counts c = { 0 };
@@ -77,7 +77,7 @@ static __global__ void shuffle_every_mask(const void *args)
             __shfl_xor_sync(0xffffffffu, (float)(warp * 32 + lane), k);
 }
 
-Test(tsan_emulation, shuffle_xor_reads_the_partner_lane)
+Test(emulation, shuffle_xor_reads_the_partner_lane)
 {
     float *out = calloc(64 * 32, sizeof *out);
     emu_counts c = { 0 };
@@ -153,7 +153,7 @@ Test(kernels, head_dimension_16) { check_cross_product(16); }
 Test(kernels, head_dimension_64) { check_cross_product(64); }
 Test(kernels, head_dimension_128) { check_cross_product(128); }
 
-Test(tsan_kernels, two_heads_ragged_tiles)
+Test(kernels, two_heads_ragged_tiles)
 {
     check_both_kernels(2, 37, 45, 16, false);
     check_both_kernels(2, 37, 45, 16, true);
@@ -183,6 +183,26 @@ Test(kernels, limits_are_refused_with_a_reason)
     cr_assert_not_null(gpu_params_problem(&p));
     p.window = 0; p.nq = 0;
     cr_assert_str_eq(gpu_params_problem(&p), attn_params_problem(&p));
+}
+
+Test(kernels, mma_matches_the_product_exactly)
+{
+    float a[256], b[128], c[128], d[128];
+    gpu_mma_test_inputs(a, b, c);
+    for (int i = 0; i < 128; i++) d[i] = NAN;
+    gpu_mma_emulated(a, b, c, d);
+    cr_assert_eq(gpu_mma_exact_count(a, b, c, d), 128);
+}
+
+Test(kernels, mma_rounds_its_operands_to_nearest_even)
+{
+    float a[256] = { 0 }, b[128] = { 0 }, c[128] = { 0 }, d[128];
+    const float in[3] = { 1 + 0x1p-8f, 1 + 3 * 0x1p-9f, 1 + 0x1p-7f + 0x1p-8f },
+                out[3] = { 1.0f, 1 + 0x1p-7f, 1 + 0x1p-6f };
+    for (int k = 0; k < 8; k++) b[k * 8 + k] = 1.0f;
+    for (int i = 0; i < 3; i++) a[i] = in[i];
+    gpu_mma_emulated(a, b, c, d);
+    for (int i = 0; i < 3; i++) cr_assert_eq(d[i], out[i], "%a became %a", in[i], d[i]);
 }
 
 static emu_counts fused_counts_by_formula(size_t heads, size_t nq, size_t nk, bool causal)
@@ -235,6 +255,7 @@ Test(receipts, default_run_on_the_emulation)
     cr_expect(json_fact_is(json, "fused_warp_meetings",
                            fmt_int(expect, (long long)want.warp_meetings)));
     cr_expect(json_fact_is(json, "naive_warp_meetings", "1,000"));
+    cr_expect(json_fact_is(json, "mma_exact", "128 of 128"));
     cr_expect(json_fact_is(json, "gpu_speed", "not yet measured on a GPU"));
     static const char *const keys[] = { "naive_error", "fused_error", "naive_error_causal",
                                         "fused_error_causal" };
