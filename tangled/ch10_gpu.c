@@ -276,7 +276,7 @@ static void ch10_bench_point(const ch10_options *o, attn_params *p, const tensor
                              float *out[2], table *t, FILE *data)
 {
     double ms[2] = { 0, 0 };
-    char why[256], a[32], b[32];
+    char why[256], a[32];
     for (int kernel = 0; kernel < 2; kernel++)
         if (gpu_attention_cuda(kernel ? GPU_FUSED : GPU_NAIVE, p, qkv[0].data, qkv[1].data,
                                qkv[2].data, out[kernel], (int)o->repeats, &ms[kernel], why))
@@ -287,7 +287,6 @@ static void ch10_bench_point(const ch10_options *o, attn_params *p, const tensor
                ms[0], f / ms[0], ms[1], f / ms[1], fmt_num(a, diff));
     if (data) fprintf(data, "%zu %zu %d %.6f %.6f %.6f %.6f\n", p->d, p->nq, p->causal,
                       ms[0], f / ms[0], ms[1], f / ms[1]);
-    (void)b;
 }
 
 static double ch10_max_diff(const float *a, const float *b, size_t count)
