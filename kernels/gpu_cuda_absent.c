@@ -4,7 +4,6 @@
 #include "gpu_attention.h"
 
 #define NO_CUDA "this build has no CUDA: nvcc was not found when it was built"
-
 __attribute__((weak)) bool gpu_cuda_device(char text[256])
 {
     snprintf(text, 256, "%s", NO_CUDA);
