@@ -30,20 +30,22 @@ def ceilings(torch, out, repeats):
                   % (str(dtype).split(".")[-1], 2 * 8192 ** 3 / ms / 1e9))
 
 def sweep(torch, out, repeats):
-    sdpa = torch.nn.functional.scaled_dot_product_attention
     out.write("# d N causal dtype ms tflops\n")
     for d in (64, 128):
         for n in (1024, 2048, 4096, 8192, 16384):
-            b, h = 16384 // n, 2048 // d
             for causal in (False, True):
                 for dtype in (torch.float32, torch.bfloat16):
-                    q, k, v = (torch.randn(b, h, n, d, device="cuda", dtype=dtype)
-                               for _ in range(3))
-                    ms = median_ms(torch, lambda: sdpa(q, k, v, is_causal=causal), repeats)
-                    flops = 4 * b * h * n * n * d / (2 if causal else 1)
-                    out.write("%d %d %d %s %.4f %.2f\n" % (d, n, causal,
-                              str(dtype).split(".")[-1], ms, flops / ms / 1e9))
-                    out.flush()
+                    sdpa_point(torch, out, repeats, d, n, causal, dtype)
+
+def sdpa_point(torch, out, repeats, d, n, causal, dtype):
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+    b, h = 16384 // n, 2048 // d
+    q, k, v = (torch.randn(b, h, n, d, device="cuda", dtype=dtype) for _ in range(3))
+    ms = median_ms(torch, lambda: sdpa(q, k, v, is_causal=causal), repeats)
+    flops = 4 * b * h * n * n * d / (2 if causal else 1)
+    out.write("%d %d %d %s %.4f %.2f\n" % (d, n, causal, str(dtype).split(".")[-1], ms,
+                                          flops / ms / 1e9))
+    out.flush()
 
 def main():
     parser = argparse.ArgumentParser(description="PyTorch SDPA on the CUDA device")
