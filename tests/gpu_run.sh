@@ -46,20 +46,20 @@ start=$(date +%s)
 build_all > "$out/build.txt" 2>&1 || { say "the build failed: see build.txt"; exit 1; }
 say "build: done in $(($(date +%s) - start)) s"
 
-step "GPU tests" 240 "$out/check.txt" $build/gpu_check_ch10
+step "GPU tests" 150 "$out/check.txt" $build/gpu_check_ch10
 grep -c '^ok' "$out/check.txt" | sed 's/^/gpu_run: checks passed: /' | tee -a "$out/summary.txt"
 grep '^not ok' "$out/check.txt" | tee -a "$out/summary.txt"
 small="--device cuda --heads 2 --seq 100 --seq-k 70 --dim 64"
-{ step memcheck 120 "$out/memcheck.txt" compute-sanitizer --tool memcheck \
+{ step memcheck 60 "$out/memcheck.txt" compute-sanitizer --tool memcheck \
       --error-exitcode 3 $build/ch10_gpu $small
-  step racecheck 120 "$out/racecheck.txt" compute-sanitizer --tool racecheck \
+  step racecheck 60 "$out/racecheck.txt" compute-sanitizer --tool racecheck \
       --error-exitcode 3 $build/ch10_gpu $small; } || true
 cat "$out/memcheck.txt" "$out/racecheck.txt" > "$out/sanitizer.txt"
 rm -f "$out/memcheck.txt" "$out/racecheck.txt"
 
-step bench 300 "$out/bench.json" $build/ch10_gpu --bench --repeats 3 --json --data "$out" &&
+step bench 180 "$out/bench.json" $build/ch10_gpu --bench --repeats 3 --json --data "$out" &&
     python3 -c 'import json,sys; sys.stdout.write(json.load(open(sys.argv[1]))["text"])' \
         "$out/bench.json" | tee -a "$out/summary.txt"
-step "PyTorch SDPA" 200 "$out/sdpa.log" python3 tests/ch10_sdpa.py --out "$out/ch10_sdpa.dat"
+step "PyTorch SDPA" 90 "$out/sdpa.log" python3 tests/ch10_sdpa.py --out "$out/ch10_sdpa.dat"
 cat "$out/sdpa.log" >> "$out/summary.txt"; rm -f "$out/sdpa.log"
 say "done; results in $out"
