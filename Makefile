@@ -126,9 +126,11 @@ $(B)/libfa.a: $(KERNEL_SRC:%.c=$(B)/obj/%.o)
 
 programs: $(PROGRAMS)
 
+# Objects first, the library last, so that an extra object a program adds
+# (chapter 10's CUDA host) can use the library too.
 define program_rule
 $(1): $(B)/obj/tangled/$(1).o $(B)/libfa.a
-	$$(CC) $$(OPT) -o $$@ $$^ $$(LDLIBS)
+	$$(CC) $$(OPT) -o $$@ $$(filter-out %.a,$$^) $$(filter %.a,$$^) $$(LDLIBS)
 endef
 $(foreach p,$(PROGRAMS),$(eval $(call program_rule,$(p))))
 
@@ -408,3 +410,89 @@ clean-html:
 clean:
 	rm -rf $(B) book/index.html book/flash-attention.pdf book/katex book/fig book/instructor dist $(PROGRAMS) \
 	  $(patsubst tangled/%.c,%,$(wildcard tangled/*.c))
+
+# ================================================================ CUDA (chapter 10)
+# Everything CUDA is in this block. nvcc comes from PATH or /usr/local/cuda/bin
+# (make NVCC=/path/to/nvcc chooses one; make NVCC= builds without CUDA). Without
+# it the .cu files are skipped, ./ch10_gpu links the weak stand-ins of
+# kernels/gpu_cuda_absent.c and runs its kernels on the CPU emulation, and
+# check-gpu and bench-gpu say so and do nothing.
+#   make check-gpu   the kernels on the CUDA device against the float64 reference
+#   make bench-gpu   TFLOP/s on the device, and PyTorch's SDPA beside them
+#   make check-tsan  the emulated kernel tests under ThreadSanitizer (part of check)
+ifeq ($(origin NVCC),undefined)
+NVCC        := $(or $(shell command -v nvcc 2>/dev/null),$(wildcard /usr/local/cuda/bin/nvcc))
+endif
+CUDA_HOME   := $(patsubst %/bin/nvcc,%,$(NVCC))
+NVCC_ARCH   := -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90
+NVCCFLAGS   := -std=c++17 -O3 $(NVCC_ARCH) -Xcompiler -Wall,-Wextra -Werror all-warnings \
+               --resource-usage
+CU_SRC      := $(filter kernels/%.cu,$(ROOTS))
+CUDA_OBJ    := $(if $(NVCC),$(CU_SRC:%.cu=$(B)/cuda/%.o))
+PYTHON      ?= python3
+ifneq ($(NVCC),)
+CUDA_LIBS   := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart -lstdc++
+else
+CUDA_LIBS   :=
+$(info cuda: no nvcc on PATH or in /usr/local/cuda/bin: CUDA objects skipped, ./ch10_gpu runs its kernels on the CPU emulation)
+endif
+
+.PHONY: check-gpu bench-gpu check-tsan
+
+# nvcc's resource report (registers, shared memory, stack, spills per kernel
+# and architecture) is kept beside the object; a kernel that spills fails.
+$(B)/cuda/%.o: $(B)/L/%.cu $(filter %.h %.cuh,$(ROOTS:%=$(B)/L/%)) | $(B)/roots.mk
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -I$(B)/L/kernels -c $< -o $@ 2> $(@:.o=.usage) \
+	  || { cat $(@:.o=.usage); rm -f $@; exit 1; }
+	@if grep -E '[1-9][0-9]* bytes spill (stores|loads)' $(@:.o=.usage); then \
+	  echo "$<: a kernel spills registers (see $(@:.o=.usage))"; rm -f $@; exit 1; fi
+
+ch10_gpu: $(CUDA_OBJ)
+ch10_gpu: LDLIBS += $(CUDA_LIBS)
+
+# The GPU tests print ok / not ok lines (no Criterion: the GPU machine has none).
+$(B)/bin/gpu_check_ch10: $(B)/obj/tests/gpu_check_ch10.o $(CUDA_OBJ) $(B)/libfa.a
+	@mkdir -p $(dir $@)
+	$(CC) $(OPT) -o $@ $^ $(LDLIBS) $(CUDA_LIBS)
+
+check-gpu: $(B)/bin/gpu_check_ch10 ch10_gpu
+	@mkdir -p $(B)/check-gpu
+	@if info=$$(./ch10_gpu --cuda-info); then echo "check-gpu: on $$info"; \
+	  $(B)/bin/gpu_check_ch10 > $(B)/check-gpu/gpu_check_ch10.log 2>&1; rc=$$?; \
+	  cat $(B)/check-gpu/gpu_check_ch10.log; sh $(TOOLS)/summary.sh $(B)/check-gpu || rc=1; exit $$rc; \
+	else echo "check-gpu: skipped: $$info"; fi
+
+bench-gpu: ch10_gpu
+	@mkdir -p $(B)/bench-gpu
+	@if info=$$(./ch10_gpu --cuda-info); then echo "bench-gpu: on $$info"; \
+	  ./ch10_gpu --bench --json --data $(B)/bench-gpu > $(B)/bench-gpu/ch10_bench.json || exit 1; \
+	  $(PYTHON) -c 'import json,sys; sys.stdout.write(json.load(open(sys.argv[1]))["text"])' \
+	    $(B)/bench-gpu/ch10_bench.json; \
+	  $(PYTHON) tests/ch10_sdpa.py --out $(B)/bench-gpu/ch10_sdpa.dat \
+	    || echo "bench-gpu: PyTorch's SDPA not measured (no PyTorch with CUDA here)"; \
+	else echo "bench-gpu: skipped: $$info"; fi
+
+# The emulated kernels once more, every file compiled with ThreadSanitizer: a
+# missing __syncthreads or a racing shuffle is reported as a data race, and
+# the run fails. (Criterion cannot run under ThreadSanitizer: its shared
+# arena collides with the sanitizer's memory map; the program itself is run.)
+TSAN_FLAGS  := -fsanitize=thread -O1 -g
+$(B)/tsan/%.o: $(B)/L/%.c $(B)/flags.txt | $(B)/roots.mk
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CSTD) $(TSAN_FLAGS) -MMD -MP -c $< -o $@
+$(B)/tsan/ch10_gpu: $(B)/tsan/tangled/ch10_gpu.o $(KERNEL_SRC:%.c=$(B)/tsan/%.o)
+	$(CC) $(TSAN_FLAGS) -o $@ $^ $(LDLIBS)
+
+-include $(shell find $(B)/tsan -name '*.d' 2>/dev/null)
+
+check-tsan: $(B)/check/tsan_ch10_gpu.log
+$(B)/check/tsan_ch10_gpu.log: $(B)/tsan/ch10_gpu FORCE
+	@mkdir -p $(B)/check
+	@echo "== ch10_gpu's emulated kernels under ThreadSanitizer"
+	@for args in "--heads 2 --seq 37 --seq-k 45 --dim 16" "--seq 20 --dim 3"; do \
+	  if TSAN_OPTIONS="halt_on_error=1 exitcode=66" $< --device cpu $$args > $@.out 2>&1; \
+	  then echo "ok - no data race: ch10_gpu $$args"; \
+	  else cat $@.out; echo "not ok - ThreadSanitizer: ch10_gpu $$args"; fi; \
+	done > $@.tmp; rm -f $@.out; cat $@.tmp; mv $@.tmp $@; ! grep -q '^not ok' $@
+check: check-tsan

@@ -1,0 +1,49 @@
+/* gpu_attention.h — chapter 10's attention kernels, on a CUDA device or on the
+   CPU through an emulation of CUDA's execution model.
+   Tangled from chapters/ch10_gpu.nw. */
+#ifndef GPU_ATTENTION_H
+#define GPU_ATTENTION_H
+#ifdef __cplusplus
+extern "C" {
+#endif
+#include <stdbool.h>
+#include "attention.h"
+#include "gpu_emu.h"
+typedef enum { GPU_NAIVE, GPU_FUSED } gpu_kernel;
+enum { GPU_MAX_DIM = 128 };     /* the largest head dimension the kernels take */
+/* NULL when the GPU kernels can run this problem, else why not */
+const char *gpu_params_problem(const attn_params *p);
+
+/* runs the kernel on the CPU, in the emulation of CUDA's execution model */
+void gpu_attention_emulated(gpu_kernel kernel, const attn_params *p, const float *q,
+                            const float *k, const float *v, float *o,
+                            emu_counts *counts);
+
+/* true and the device ("NVIDIA H200, sm_90, ..."), or false and why not */
+bool gpu_cuda_device(char text[256]);
+/* 0, or -1 with the reason in why; ms (may be NULL): median of repeats timed runs */
+int gpu_attention_cuda(gpu_kernel kernel, const attn_params *p, const float *q,
+                       const float *k, const float *v, float *o, int repeats,
+                       double *ms, char why[256]);
+
+/* D = AB + C for row-major 16x16 A, 16x8 B and C, through one warp's mma.sync
+   (A and B rounded to bf16): on the emulation, and on the device (0, or -1 and why) */
+void gpu_mma_emulated(const float *a, const float *b, const float *c, float *d);
+int  gpu_mma_cuda(const float *a, const float *b, const float *c, float *d,
+                  char why[256]);
+
+/* what the fused kernel's error may be: twice the larger of naive_error (the
+   naive kernel's) and chapter 4's tiled kernel's in 16 x 32 tiles, and at least
+   one ulp of the largest exact output */
+double gpu_fused_error_bound(const attn_params *p, const float *q, const float *k,
+                             const float *v, const double *exact, double naive_error);
+
+/* inputs whose product is exact in float32 and bf16, and how many of D's 128
+   elements equal the exact D = AB + C */
+void gpu_mma_test_inputs(float a[256], float b[128], float c[128]);
+int  gpu_mma_exact_count(const float *a, const float *b, const float *c, const float *d);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,144 @@
+/* gpu_cuda.cu — chapter 10's kernels on a CUDA device.
+   Tangled from chapters/ch10_gpu.nw. */
+#include <cuda_runtime.h>
+#include <stdio.h>
+extern "C" {
+#include "harness.h"
+}
+#include "gpu_kernels.cuh"
+static int cuda_failed(char why[256], const char *call, cudaError_t e)
+{
+    snprintf(why, 256, "%s: %s", call, cudaGetErrorString(e));
+    return -1;
+}
+#define CUDA_TRY(call) do { cudaError_t e_ = (call); \
+    if (e_ != cudaSuccess) { status = cuda_failed(why, #call, e_); goto done; } } while (0)
+
+extern "C" bool gpu_cuda_device(char text[256])
+{
+    int count = 0, driver = 0;
+    cudaDeviceProp prop;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess || count == 0) {
+        snprintf(text, 256, "no CUDA device (%s)",
+                 e != cudaSuccess ? cudaGetErrorString(e) : "none found");
+        return false;
+    }
+    e = cudaGetDeviceProperties(&prop, 0);
+    if (e == cudaSuccess) e = cudaDriverGetVersion(&driver);
+    if (e != cudaSuccess) {
+        snprintf(text, 256, "CUDA device 0 does not answer (%s)", cudaGetErrorString(e));
+        return false;
+    }
+    snprintf(text, 256, "%.120s, sm_%d%d, %d SMs, driver CUDA %d.%d", prop.name,
+             prop.major % 100, prop.minor % 10, prop.multiProcessorCount % 10000,
+             driver / 1000 % 100, driver % 1000 / 10);
+    return true;
+}
+
+static cudaError_t launch_on_device(gpu_kernel kernel, gpu_args a)
+{
+    gpu_shape s;
+    if (kernel == GPU_FUSED) {
+        s = gpu_fused_shape(a);
+        gpu_fused_forward<<<dim3(s.x, s.y), s.threads>>>(a);
+        return cudaGetLastError();
+    }
+    s = gpu_scores_shape(a);
+    gpu_naive_scores<<<dim3(s.x, s.y), s.threads>>>(a);
+    s = gpu_softmax_shape(a);
+    gpu_naive_softmax<<<dim3(s.x, s.y), s.threads>>>(a);
+    s = gpu_output_shape(a);
+    gpu_naive_output<<<dim3(s.x, s.y), s.threads>>>(a);
+    return cudaGetLastError();
+}
+
+static size_t device_bytes(gpu_kernel kernel, gpu_args a)
+{
+    const size_t qo = (size_t)a.heads * a.nq * a.d, kv = (size_t)a.heads * a.nk * a.d;
+    const size_t scores = kernel == GPU_NAIVE ? (size_t)a.heads * a.nq * a.nk : 0;
+    return (2 * qo + 2 * kv + scores) * sizeof(float);
+}
+
+static int refuse_memory(size_t need, size_t free_bytes, char why[256])
+{
+    char a[32], b[32];
+    snprintf(why, 256, "needs %s of device memory, %s free", fmt_bytes(a, (double)need),
+             fmt_bytes(b, (double)free_bytes));
+    return -1;
+}
+
+static cudaError_t time_runs(gpu_kernel kernel, gpu_args a, int repeats, double *ms)
+{
+    double *times = (double *)fa_alloc((size_t)repeats * sizeof(double));
+    cudaEvent_t start = NULL, stop = NULL;
+    cudaError_t e = cudaEventCreate(&start);
+    if (e == cudaSuccess) e = cudaEventCreate(&stop);
+    for (int r = 0; r < repeats && e == cudaSuccess; r++) {
+        float elapsed = 0.0f;
+        e = cudaEventRecord(start);
+        if (e == cudaSuccess) e = launch_on_device(kernel, a);
+        if (e == cudaSuccess) e = cudaEventRecord(stop);
+        if (e == cudaSuccess) e = cudaEventSynchronize(stop);
+        if (e == cudaSuccess) e = cudaEventElapsedTime(&elapsed, start, stop);
+        times[r] = elapsed;
+    }
+    if (e == cudaSuccess && ms) *ms = median_of(times, (size_t)repeats);
+    if (start) cudaEventDestroy(start);
+    if (stop) cudaEventDestroy(stop);
+    fa_free(times);
+    return e;
+}
+
+extern "C" int gpu_attention_cuda(gpu_kernel kernel, const attn_params *p, const float *q,
+                                  const float *k, const float *v, float *o, int repeats,
+                                  double *ms, char why[256])
+{
+    const char *problem = gpu_params_problem(p);
+    if (problem) return snprintf(why, 256, "%s", problem), -1;
+    gpu_args a = gpu_args_for(p, NULL, NULL, NULL, NULL), host = gpu_args_for(p, q, k, v, o);
+    const size_t qo = (size_t)a.heads * a.nq * a.d * sizeof(float),
+                 kv = (size_t)a.heads * a.nk * a.d * sizeof(float);
+    size_t free_bytes = 0, total_bytes = 0;
+    int status = 0;
+    float *dq = NULL, *dk = NULL, *dv = NULL, *ds = NULL, *dout = NULL;
+    CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
+    if (device_bytes(kernel, a) > free_bytes)
+        return refuse_memory(device_bytes(kernel, a), free_bytes, why);
+    CUDA_TRY(cudaMalloc((void **)&dq, qo));
+    CUDA_TRY(cudaMalloc((void **)&dk, kv));
+    CUDA_TRY(cudaMalloc((void **)&dv, kv));
+    CUDA_TRY(cudaMalloc((void **)&dout, qo));
+    if (kernel == GPU_NAIVE)
+        CUDA_TRY(cudaMalloc((void **)&ds, (size_t)a.heads * a.nq * a.nk * sizeof(float)));
+    CUDA_TRY(cudaMemcpy(dq, host.q, qo, cudaMemcpyHostToDevice));
+    CUDA_TRY(cudaMemcpy(dk, host.k, kv, cudaMemcpyHostToDevice));
+    CUDA_TRY(cudaMemcpy(dv, host.v, kv, cudaMemcpyHostToDevice));
+    a.q = dq; a.k = dk; a.v = dv; a.s = ds; a.o = dout;
+    CUDA_TRY(cudaMemset(dout, 0xff, qo));
+    CUDA_TRY(launch_on_device(kernel, a));
+    CUDA_TRY(cudaDeviceSynchronize());
+    CUDA_TRY(cudaMemcpy(host.o, dout, qo, cudaMemcpyDeviceToHost));
+    if (repeats > 0) CUDA_TRY(time_runs(kernel, a, repeats, ms));
+done:
+    cudaFree(dq); cudaFree(dk); cudaFree(dv); cudaFree(ds); cudaFree(dout);
+    return status;
+}
+
+extern "C" int gpu_mma_cuda(const float *a, const float *b, const float *c, float *d,
+                            char why[256])
+{
+    float *buf = NULL;
+    int status = 0;
+    CUDA_TRY(cudaMalloc((void **)&buf, (256 + 3 * 128) * sizeof(float)));
+    CUDA_TRY(cudaMemcpy(buf, a, 256 * sizeof(float), cudaMemcpyHostToDevice));
+    CUDA_TRY(cudaMemcpy(buf + 256, b, 128 * sizeof(float), cudaMemcpyHostToDevice));
+    CUDA_TRY(cudaMemcpy(buf + 384, c, 128 * sizeof(float), cudaMemcpyHostToDevice));
+    gpu_mma_check<<<1, GPU_WARP>>>(gpu_mma_args{ buf, buf + 256, buf + 384, buf + 512 });
+    CUDA_TRY(cudaGetLastError());
+    CUDA_TRY(cudaMemcpy(d, buf + 512, 128 * sizeof(float), cudaMemcpyDeviceToHost));
+done:
+    cudaFree(buf);
+    return status;
+}
+

@@ -1,0 +1,89 @@
+/* gpu_emulated.c — chapter 10's kernels on the CPU, through gpu_emu.c.
+   Tangled from chapters/ch10_gpu.nw. */
+#include <stdio.h>
+#include <stdlib.h>
+#include "harness.h"
+#include "gpu_kernels.cuh"
+const char *gpu_params_problem(const attn_params *p)
+{
+    const char *problem = attn_params_problem(p);
+    if (problem) return problem;
+    if (p->window > 0) return "the GPU kernels have no sliding window";
+    if (p->d > GPU_MAX_DIM) return "the GPU kernels take a head dimension of at most 128";
+    if (p->nq > 1u << 30 || p->nk > 1u << 30) return "sequences longer than 2^30";
+    if (p->batch * p->heads > 65535) return "more than 65535 batch x heads";
+    return NULL;
+}
+
+static void run_scores(const void *a) { gpu_naive_scores(*(const gpu_args *)a); }
+static void run_softmax(const void *a) { gpu_naive_softmax(*(const gpu_args *)a); }
+static void run_output(const void *a) { gpu_naive_output(*(const gpu_args *)a); }
+static void run_fused(const void *a) { gpu_fused_forward(*(const gpu_args *)a); }
+
+static void launch_on_emulation(gpu_shape s, emu_kernel_fn *kernel, const gpu_args *a,
+                                emu_counts *counts)
+{
+    emu_launch((emu_dim3){ s.x, s.y, 1 }, (emu_dim3){ s.threads, 1, 1 }, kernel, a, counts);
+}
+
+void gpu_attention_emulated(gpu_kernel kernel, const attn_params *p, const float *q,
+                            const float *k, const float *v, float *o, emu_counts *counts)
+{
+    const char *problem = gpu_params_problem(p);
+    if (problem) { fprintf(stderr, "gpu: error: %s\n", problem); exit(2); }
+    gpu_args a = gpu_args_for(p, q, k, v, o);
+    emu_counts c = { 0 };
+    if (kernel == GPU_FUSED) launch_on_emulation(gpu_fused_shape(a), run_fused, &a, &c);
+    else {
+        a.s = fa_alloc(fa_mul(fa_mul(a.heads, a.nq), fa_mul(a.nk, sizeof(float))));
+        launch_on_emulation(gpu_scores_shape(a), run_scores, &a, &c);
+        launch_on_emulation(gpu_softmax_shape(a), run_softmax, &a, &c);
+        launch_on_emulation(gpu_output_shape(a), run_output, &a, &c);
+        fa_free(a.s);
+    }
+    if (counts) *counts = c;
+}
+
+static void run_mma_check(const void *m) { gpu_mma_check(*(const gpu_mma_args *)m); }
+
+void gpu_mma_emulated(const float *a, const float *b, const float *c, float *d)
+{
+    const gpu_mma_args m = { a, b, c, d };
+    emu_launch((emu_dim3){ 1, 1, 1 }, (emu_dim3){ GPU_WARP, 1, 1 }, run_mma_check, &m, NULL);
+}
+
+void gpu_mma_test_inputs(float a[256], float b[128], float c[128])
+{
+    for (int i = 0; i < 256; i++) a[i] = (float)((i * 7) % 11 - 5) / 8;
+    for (int i = 0; i < 128; i++) b[i] = (float)((i * 5) % 9 - 4) / 8;
+    for (int i = 0; i < 128; i++) c[i] = (float)(i % 13 - 6);
+}
+
+int gpu_mma_exact_count(const float *a, const float *b, const float *c, const float *d)
+{
+    int exact = 0;
+    for (int row = 0; row < 16; row++)
+        for (int col = 0; col < 8; col++) {
+            double sum = c[row * 8 + col];
+            for (int k = 0; k < 16; k++) sum += (double)a[row * 16 + k] * b[k * 8 + col];
+            exact += d[row * 8 + col] == sum;
+        }
+    return exact;
+}
+
+double gpu_fused_error_bound(const attn_params *p, const float *q, const float *k,
+                             const float *v, const double *exact, double naive_error)
+{
+    attn_params tiles = *p;
+    const size_t count = p->batch * p->heads * p->nq * p->d;
+    float *o = fa_alloc(fa_mul(count, sizeof(float)));
+    double top = 0.0;
+    tiles.block_q = 16;
+    tiles.block_k = 32;
+    attention_tiled(&tiles, q, k, v, o, NULL);
+    const double tiled_error = max_abs_diff_fd(o, exact, count);
+    for (size_t i = 0; i < count; i++) top = fmax(top, fabs(exact[i]));
+    fa_free(o);
+    return 2 * fmax(fmax(naive_error, tiled_error), ldexp(top, -23));
+}
+

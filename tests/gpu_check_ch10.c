@@ -1,0 +1,69 @@
+/* gpu_check_ch10.c — chapter 10's kernels on a CUDA device, against the
+   float64 reference; prints ok / not ok lines. Tangled from chapters/ch10_gpu.nw. */
+#include <math.h>
+#include <stdio.h>
+#include "harness.h"
+#include "attention.h"
+#include "gpu_attention.h"
+static int check_on_device(size_t heads, size_t nq, size_t nk, size_t d, bool causal,
+                           float scale_factor)
+{
+    attn_params p = attn_default(1, heads, nq, nk, d);
+    const size_t count = heads * nq * d, kv = heads * nk * d;
+    float *q = fa_alloc(count * 4), *k = fa_alloc(kv * 4), *v = fa_alloc(kv * 4),
+          *o = fa_alloc(count * 4);
+    double *exact = fa_alloc(count * sizeof(double)), error[2];
+    char why[256] = "";
+    p.causal = causal;
+    p.scale *= scale_factor;
+    attn_draw_inputs(&p, (uint32_t)(nq * 31 + d), q, k, v);
+    attention_reference(&p, q, k, v, exact);
+    for (int kernel = 0; kernel < 2; kernel++) {
+        const int status = gpu_attention_cuda(kernel ? GPU_FUSED : GPU_NAIVE, &p, q, k, v, o,
+                                              0, NULL, why);
+        error[kernel] = status ? INFINITY : max_abs_diff_fd(o, exact, count);
+    }
+    const double bound = gpu_fused_error_bound(&p, q, k, v, exact, error[0]);
+    const bool naive_ok = isfinite(error[0]) && (scale_factor != 1.0f || error[0] <= 1e-5);
+    const bool fused_ok = error[1] <= bound && (scale_factor != 1.0f || error[1] <= 1e-5);
+    const int failed = !naive_ok + !fused_ok;
+    printf("%s - heads=%zu nq=%zu nk=%zu d=%zu causal=%d scale x%g: naive %.3e, fused %.3e "
+           "(bound %.3e)%s%s\n", failed ? "not ok" : "ok", heads, nq, nk, d, causal,
+           (double)scale_factor, error[0], error[1], bound, *why ? ": " : "", why);
+    fa_free(q); fa_free(k); fa_free(v); fa_free(o); fa_free(exact);
+    return failed;
+}
+
+static int check_mma_on_device(void)
+{
+    float a[256], b[128], c[128], device[128], emulated[128];
+    char why[256] = "";
+    int wrong = 0;
+    gpu_mma_test_inputs(a, b, c);
+    gpu_mma_emulated(a, b, c, emulated);
+    if (gpu_mma_cuda(a, b, c, device, why) != 0) wrong = 128;
+    for (int i = 0; i < 128 && !wrong; i++) wrong += device[i] != emulated[i];
+    printf("%s - mma.sync m16n8k16 bf16: the device and the emulation differ in %d of 128 "
+           "elements%s%s\n", wrong ? "not ok" : "ok", wrong, *why ? ": " : "", why);
+    return wrong != 0;
+}
+
+int main(void)
+{
+    static const size_t lengths[] = { 1, 7, 33, 65, 1000 }, dims[] = { 1, 3, 16, 64, 128 };
+    char text[256];
+    int failed = 0;
+    if (!gpu_cuda_device(text)) { printf("# skipped: %s\n", text); return 0; }
+    printf("# on %s\n", text);
+    for (int a = 0; a < 5; a++)
+        for (int b = 0; b < 5; b++)
+            for (int causal = 0; causal < 2; causal++) {
+                failed += check_on_device(2, lengths[a], lengths[a], dims[b], causal, 1.0f);
+                failed += check_on_device(2, lengths[a], 50, dims[b], causal, 1.0f);
+            }
+    failed += check_on_device(8, 2048, 2048, 128, true, 1.0f);
+    failed += check_on_device(1, 40, 40, 16, false, 1000.0f);
+    failed += check_mma_on_device();
+    printf("# %d check(s) failed\n", failed);
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,19 @@
+#include <criterion/criterion.h>
+#include "gpu_emu.h"
+#include "ex_10_3.h"
+
+Test(grade_10_3, block_sums, .description = "four blocks of 128 values, summed")
+{
+    float in[4 * 128], out[4] = { 0 }, want[4] = { 0 };
+    ex_block_sum_args args = { in, out };
+    emu_counts counts = { 0 };
+    for (int i = 0; i < 4 * 128; i++) { in[i] = (float)(i % 7 - 3); want[i / 128] += in[i]; }
+    emu_launch((emu_dim3){ 4, 1, 1 }, (emu_dim3){ 128, 1, 1 }, ex_block_sum_kernel,
+               &args, &counts);
+    for (int b = 0; b < 4; b++)
+        cr_expect(out[b] == want[b], "block %d: %g, not %g (hint: a barrier missing?)",
+                  b, (double)out[b], (double)want[b]);
+    cr_expect(counts.block_barriers == 4 * 8,
+              "hint: one meeting after the load and one per halving, 8 per block (got %zu)",
+              counts.block_barriers);
+}

@@ -1,0 +1,270 @@
+/* test_ch10_gpu.c — the emulation of CUDA and chapter 10's kernels, on the CPU.
+   Tangled from chapters/ch10_gpu.nw. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "harness.h"
+#include "attention.h"
+#include "gpu_attention.h"
+#include "gpu_emu_cuda.h"
+typedef struct {
+    const char *device, *kernel, *q_path, *k_path, *v_path, *out_path, *data_dir;
+    bool causal, json, bench, cuda_info;
+    long seed, batch, heads, seq, seq_k, dim, repeats;
+    double scale;
+} ch10_options;
+typedef struct {
+    gpu_kernel kernel;
+    bool causal;
+    double error, cpu_naive_error;
+    emu_counts counts;
+} ch10_run;
+enum { CH10_RUNS = 4 };
+int chapter_main(int argc, char **argv);
+ch10_options ch10_defaults(void);
+
+static __global__ void write_own_index(const void *args)
+{
+    int *out = *(int *const *)args;
+    const unsigned in_block = threadIdx.y * blockDim.x + threadIdx.x;
+    const unsigned block = blockIdx.y * gridDim.x + blockIdx.x;
+    const unsigned threads = blockDim.x * blockDim.y;
+    out[block * threads + in_block] += (int)(block * threads + in_block) + 1;
+}
+
+Test(emulation, every_thread_of_every_block_runs_once)
+{
+    int *out = calloc(384, sizeof *out);
+    emu_counts c = { 0 };
+    emu_launch((emu_dim3){ 3, 2, 1 }, (emu_dim3){ 32, 2, 1 }, write_own_index, &out, &c);
+    for (int i = 0; i < 384; i++) cr_assert_eq(out[i], i + 1, "element %d", i);
+    cr_assert(c.launches == 1 && c.blocks == 6 && c.threads == 64);
+    cr_assert(c.block_barriers == 0 && c.warp_meetings == 0);
+    free(out);
+}
+
+static __global__ void mirror_through_shared_memory(const void *args)
+{
+    int *out = *(int *const *)args;
+    __shared__ int slot[128];
+    const unsigned t = threadIdx.x;
+    slot[t] = (int)(blockIdx.x * 1000 + t);
+    __syncthreads();
+    out[blockIdx.x * 128 + t] = slot[127 - t];
+    __syncthreads();
+}
+
+Test(emulation, syncthreads_orders_shared_memory)
+{
+    int *out = calloc(4 * 128, sizeof *out);
+    emu_counts c = { 0 };
+    emu_launch((emu_dim3){ 4, 1, 1 }, (emu_dim3){ 128, 1, 1 },
+               mirror_through_shared_memory, &out, &c);
+    for (int b = 0; b < 4; b++)
+        for (int t = 0; t < 128; t++)
+            cr_assert_eq(out[b * 128 + t], b * 1000 + 127 - t, "block %d thread %d", b, t);
+    cr_assert_eq(c.block_barriers, 8);
+    free(out);
+}
+
+static __global__ void shuffle_every_mask(const void *args)
+{
+    float *out = *(float *const *)args;
+    const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    for (int k = 1; k < 32; k++)
+        out[(warp * 32 + lane) * 32 + (unsigned)k] =
+            __shfl_xor_sync(0xffffffffu, (float)(warp * 32 + lane), k);
+}
+
+Test(emulation, shuffle_xor_reads_the_partner_lane)
+{
+    float *out = calloc(64 * 32, sizeof *out);
+    emu_counts c = { 0 };
+    emu_launch((emu_dim3){ 1, 1, 1 }, (emu_dim3){ 64, 1, 1 }, shuffle_every_mask, &out, &c);
+    for (int t = 0; t < 64; t++)
+        for (int k = 1; k < 32; k++)
+            cr_assert_eq(out[t * 32 + k], (float)((t & ~31) | ((t % 32) ^ k)),
+                         "thread %d mask %d", t, k);
+    cr_assert_eq(c.warp_meetings, 62);
+    free(out);
+}
+
+typedef struct {
+    attn_params p;
+    float *q, *k, *v, *o;
+    double *exact;
+    size_t count;
+} gpu_problem;
+
+static gpu_problem gpu_problem_new(size_t heads, size_t nq, size_t nk, size_t d,
+                                   bool causal, uint32_t seed)
+{
+    gpu_problem pr = { .p = attn_default(1, heads, nq, nk, d), .count = heads * nq * d };
+    pr.p.causal = causal;
+    pr.q = fa_alloc(pr.count * sizeof(float));
+    pr.k = fa_alloc(heads * nk * d * sizeof(float));
+    pr.v = fa_alloc(heads * nk * d * sizeof(float));
+    pr.o = fa_alloc(pr.count * sizeof(float));
+    pr.exact = fa_alloc(pr.count * sizeof(double));
+    attn_draw_inputs(&pr.p, seed, pr.q, pr.k, pr.v);
+    attention_reference(&pr.p, pr.q, pr.k, pr.v, pr.exact);
+    return pr;
+}
+
+static void gpu_problem_free(gpu_problem *pr)
+{
+    fa_free(pr->q); fa_free(pr->k); fa_free(pr->v); fa_free(pr->o); fa_free(pr->exact);
+}
+
+static double run_emulated(gpu_problem *pr, gpu_kernel kernel, emu_counts *counts)
+{
+    for (size_t i = 0; i < pr->count; i++) pr->o[i] = NAN;
+    gpu_attention_emulated(kernel, &pr->p, pr->q, pr->k, pr->v, pr->o, counts);
+    return max_abs_diff_fd(pr->o, pr->exact, pr->count);
+}
+
+static void check_both_kernels(size_t heads, size_t nq, size_t nk, size_t d, bool causal)
+{
+    gpu_problem pr = gpu_problem_new(heads, nq, nk, d, causal, (uint32_t)(nq * 31 + d));
+    const double naive = run_emulated(&pr, GPU_NAIVE, NULL);
+    const double fused = run_emulated(&pr, GPU_FUSED, NULL);
+    const double bound = gpu_fused_error_bound(&pr.p, pr.q, pr.k, pr.v, pr.exact, naive);
+    cr_assert(naive <= 1e-5, "naive nq=%zu nk=%zu d=%zu causal=%d: %.3e",
+              nq, nk, d, causal, naive);
+    cr_assert(fused <= 1e-5 && fused <= bound,
+              "fused nq=%zu nk=%zu d=%zu causal=%d: %.3e, bound %.3e",
+              nq, nk, d, causal, fused, bound);
+    gpu_problem_free(&pr);
+}
+
+static void check_cross_product(size_t d)
+{
+    static const size_t lengths[] = { 1, 7, 33, 65 };
+    for (int a = 0; a < 4; a++)
+        for (int same = 0; same < 2; same++)
+            for (int causal = 0; causal < 2; causal++)
+                check_both_kernels(1, lengths[a], same ? lengths[a] : 50, d, causal);
+}
+
+Test(kernels, head_dimension_1) { check_cross_product(1); }
+Test(kernels, head_dimension_3) { check_cross_product(3); }
+Test(kernels, head_dimension_16) { check_cross_product(16); }
+Test(kernels, head_dimension_64) { check_cross_product(64); }
+Test(kernels, head_dimension_128) { check_cross_product(128); }
+
+Test(kernels, two_heads_ragged_tiles)
+{
+    check_both_kernels(2, 37, 45, 16, false);
+    check_both_kernels(2, 37, 45, 16, true);
+}
+
+Test(kernels, huge_logits_stay_finite)
+{
+    gpu_problem pr = gpu_problem_new(1, 40, 40, 16, false, 3);
+    pr.p.scale *= 1000.0f;
+    attention_reference(&pr.p, pr.q, pr.k, pr.v, pr.exact);
+    const double naive = run_emulated(&pr, GPU_NAIVE, NULL);
+    for (size_t i = 0; i < pr.count; i++) cr_assert(isfinite(pr.o[i]), "naive, %zu", i);
+    const double fused = run_emulated(&pr, GPU_FUSED, NULL);
+    for (size_t i = 0; i < pr.count; i++) cr_assert(isfinite(pr.o[i]), "fused, %zu", i);
+    const double bound = gpu_fused_error_bound(&pr.p, pr.q, pr.k, pr.v, pr.exact, naive);
+    cr_assert(fused <= bound, "fused %.3e, bound %.3e", fused, bound);
+    gpu_problem_free(&pr);
+}
+
+Test(kernels, limits_are_refused_with_a_reason)
+{
+    attn_params p = attn_default(1, 1, 8, 8, GPU_MAX_DIM);
+    cr_assert_null(gpu_params_problem(&p));
+    p.d = GPU_MAX_DIM + 1;
+    cr_assert_not_null(gpu_params_problem(&p));
+    p.d = 8; p.window = 4;
+    cr_assert_not_null(gpu_params_problem(&p));
+    p.window = 0; p.nq = 0;
+    cr_assert_str_eq(gpu_params_problem(&p), attn_params_problem(&p));
+}
+
+Test(kernels, mma_matches_the_product_exactly)
+{
+    float a[256], b[128], c[128], d[128];
+    gpu_mma_test_inputs(a, b, c);
+    for (int i = 0; i < 128; i++) d[i] = NAN;
+    gpu_mma_emulated(a, b, c, d);
+    cr_assert_eq(gpu_mma_exact_count(a, b, c, d), 128);
+}
+
+Test(kernels, mma_rounds_its_operands_to_nearest_even)
+{
+    float a[256] = { 0 }, b[128] = { 0 }, c[128] = { 0 }, d[128];
+    const float in[3] = { 1 + 0x1p-8f, 1 + 3 * 0x1p-9f, 1 + 0x1p-7f + 0x1p-8f },
+                out[3] = { 1.0f, 1 + 0x1p-7f, 1 + 0x1p-6f };
+    for (int k = 0; k < 8; k++) b[k * 8 + k] = 1.0f;
+    for (int i = 0; i < 3; i++) a[i] = in[i];
+    gpu_mma_emulated(a, b, c, d);
+    for (int i = 0; i < 3; i++) cr_assert_eq(d[i], out[i], "%a became %a", in[i], d[i]);
+}
+
+static emu_counts fused_counts_by_formula(size_t heads, size_t nq, size_t nk, bool causal)
+{
+    emu_counts c = { .launches = 1, .threads = 128 };
+    for (size_t q0 = 0; q0 < nq; q0 += 16) {
+        const size_t key_end = causal && q0 + 16 < nk ? q0 + 16 : nk;
+        const size_t tiles = (key_end + 31) / 32, rows = nq - q0 < 16 ? nq - q0 : 16;
+        c.blocks += heads;
+        c.block_barriers += heads * 2 * tiles;
+        c.warp_meetings += heads * rows * (7 * tiles + 5);
+    }
+    return c;
+}
+
+Test(counts, fused_kernel_matches_the_formulas)
+{
+    for (int causal = 0; causal < 2; causal++) {
+        gpu_problem pr = gpu_problem_new(2, 50, 70, 8, causal, 1);
+        emu_counts got = { 0 }, want = fused_counts_by_formula(2, 50, 70, causal);
+        run_emulated(&pr, GPU_FUSED, &got);
+        cr_assert(got.launches == want.launches && got.blocks == want.blocks &&
+                  got.threads == want.threads);
+        cr_assert_eq(got.block_barriers, want.block_barriers, "causal=%d", causal);
+        cr_assert_eq(got.warp_meetings, want.warp_meetings, "causal=%d", causal);
+        gpu_problem_free(&pr);
+    }
+}
+
+Test(counts, naive_kernels_match_the_formulas)
+{
+    gpu_problem pr = gpu_problem_new(2, 50, 70, 8, false, 1);
+    emu_counts got = { 0 };
+    run_emulated(&pr, GPU_NAIVE, &got);
+    cr_assert_eq(got.launches, 3);
+    cr_assert_eq(got.block_barriers, 0);
+    cr_assert_eq(got.warp_meetings, 10 * 2 * 50);
+    gpu_problem_free(&pr);
+}
+
+Test(receipts, default_run_on_the_emulation)
+{
+    const char *args[] = { "ch10_gpu", "--device", "cpu", "--json", NULL };
+    char *json = capture_stdout_of(chapter_main, 4, (char **)args);
+    const emu_counts want = fused_counts_by_formula(1, 100, 100, false);
+    char expect[32];
+    cr_expect(json_fact_is(json, "fused_blocks", fmt_int(expect, (long long)want.blocks)));
+    cr_expect(json_fact_is(json, "fused_block_barriers",
+                           fmt_int(expect, (long long)want.block_barriers)));
+    cr_expect(json_fact_is(json, "fused_warp_meetings",
+                           fmt_int(expect, (long long)want.warp_meetings)));
+    cr_expect(json_fact_is(json, "naive_warp_meetings", "1,000"));
+    cr_expect(json_fact_is(json, "mma_exact", "128 of 128"));
+    cr_expect(json_fact_is(json, "gpu_speed", "not yet measured on a GPU"));
+    static const char *const keys[] = { "naive_error", "fused_error", "naive_error_causal",
+                                        "fused_error_causal" };
+    for (int i = 0; i < 4; i++) {
+        char *value = json_fact(json, keys[i]);
+        cr_assert_not_null(value, "%s", keys[i]);
+        cr_expect(strtod(value, NULL) > 0 && strtod(value, NULL) <= 1e-5, "%s = %s",
+                  keys[i], value);
+        free(value);
+    }
+    free(json);
+}
