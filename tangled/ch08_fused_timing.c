@@ -368,7 +368,7 @@ static void write_roofline(const char *dir, const ladder_profile *m,
     for (int l = 0; l < m->nlevels; l++)
         fprintf(f, "\"%s\" %.6g %.6g %.6g %.6g\n", m->level[l].name, m->level[l].gbs_one,
                 m->level[l].gbs_all, m->fma_gflops_one, m->fma_gflops_all);
-    if (fclose(f) != 0) die_usage(CH08_PROGRAM, "cannot write ch08_roofline.dat");
+    data_close(f);
 }
 static void ladder_table(report *r, const ch08_options *o, const ladder_profile *machine)
 {
@@ -677,7 +677,7 @@ static void write_bench_data(const char *dir, const recorded_bench *rb)
                 fprintf(f, "%ld %.3f\n", b->n, b->gflops);
             }
         }
-    if (fclose(f) != 0) die_usage(CH08_PROGRAM, "cannot write ch08_bench.dat");
+    data_close(f);
 }
 static void report_recorded(report *r, const ch08_options *o)
 {

@@ -339,7 +339,7 @@ static void report_kept(report *r, const char *data_dir)
                    fmt_int(x, (long long)(p / l)), fmt_kept(c, all));
         if (f) fprintf(f, "%zu %.0f %.0f %.0f\n", n, p, l, all);
     }
-    if (f) fclose(f);
+    if (f) data_close(f);
 }
 static void run_one_backward(const ch09_timed *t)
 {
@@ -500,12 +500,12 @@ static void save_ch09_inputs(const char *dir, const ch09_inputs *in, report *r)
 {
     static const char *const names[4] = { "q.npy", "k.npy", "v.npy", "dout.npy" };
     const tensor *t[4] = { &in->q, &in->k, &in->v, &in->dout };
-    fclose(data_file(dir, names[0]));           /* creates DIR, or exits with a reason */
-    for (int i = 0; i < 4; i++) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        npy_write_or_exit(PROGRAM, path, t[i]);
-    }
+    char paths[4][4096];
+    data_directory(dir);                        /* creates DIR, or exits with a reason */
+    for (int i = 0; i < 4; i++)
+        snprintf(paths[i], sizeof paths[i], "%s/%s", dir, names[i]);
+    npy_write_all_or_exit(PROGRAM, 4, (const char *const[]){ paths[0], paths[1], paths[2],
+                          paths[3] }, t);
     report_fact_labeled(r, "saved", "q k v dout written to", dir);
 }
 static void check_ch09_shapes(const ch09_inputs *in)
@@ -651,7 +651,7 @@ static void run_bench(const ch09_options *o, report *r)
     }
     for (size_t n = 512, i = 0; n <= (size_t)o->max_n; n *= 2, i++)
         bench_one_length(o, t, f, n, threads, peak, torch_s[i]);
-    if (f) fclose(f);
+    if (f) data_close(f);
     bench_memory(r, threads, 2 * (size_t)o->max_n);
 }
 static void bench_one_length(const ch09_options *o, table *t, FILE *f, size_t n,

@@ -311,7 +311,7 @@ static void ch10_bench(const ch10_options *o, report *r)
     FILE *data = o->data_dir ? data_file(o->data_dir, "ch10_bench.dat") : NULL;
     if (data) fprintf(data, "# d N causal naive_ms naive_tflops fused_ms fused_tflops\n");
     for (size_t d = 64; d <= 128; d *= 2) ch10_bench_dim(o, d, t, data);
-    if (data) fclose(data);
+    if (data) data_close(data);
 }
 
 static void ch10_bench_dim(const ch10_options *o, size_t d, table *t, FILE *data)
