@@ -9,5 +9,8 @@ quick() {   # quick PROGRAM: the program's name and small-size options
         ch05*) echo "ch05_exact --seq 32 --dim 8 --heads 1 --batch 1" ;;
         ch06*) echo "ch06_memory --seq 64 --heads 1 --dim 8 --block 16" ;;
         ch07*) echo "ch07_causal_skip --seq 64 --heads 1 --dim 8 --map-block 16" ;;
+        ch08*) echo "ch08_fused_timing --seq 64 --heads 1 --dim 8 --repeats 1" ;;
+        ch09*) echo "ch09_backward --seq 16 --heads 1 --dim 8" ;;
+        ch10*) echo "ch10_gpu --device cpu --seq 16 --heads 1 --dim 8" ;;
     esac
 }
