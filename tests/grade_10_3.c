@@ -11,7 +11,7 @@ Test(grade_10_3, block_sums, .description = "four blocks of 128 values, summed")
     emu_launch((emu_dim3){ 4, 1, 1 }, (emu_dim3){ 128, 1, 1 }, ex_block_sum_kernel,
                &args, &counts);
     for (int b = 0; b < 4; b++)
-        cr_expect(out[b] == want[b], "block %d: %g, not %g (hint: a barrier missing?)",
+        cr_expect(out[b] == want[b], "hint: block %d sums to %g, not %g: a barrier missing?",
                   b, (double)out[b], (double)want[b]);
     cr_expect(counts.block_barriers == 4 * 8,
               "hint: one meeting after the load and one per halving, 8 per block (got %zu)",
