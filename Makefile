@@ -319,7 +319,7 @@ check-exercises: | $(B)/deps.stamp
 check-graders: $(GRADERS:%=$(B)/bin/%)
 	@mkdir -p $(B)/check
 	@echo "== graders"
-	@sh $(TOOLS)/prove-graders.sh $(B) "$(CC) $(CPPFLAGS) $(CFLAGS)" "$(TEST_LDLIBS)" $(NW) \
+	@sh $(TOOLS)/prove-graders.sh $(B) "$(CC) $(CPPFLAGS) $(CFLAGS)" "$(OPT) $(TEST_LDLIBS)" $(NW) \
 	  > $(B)/check/graders.log.tmp 2>&1; rc=$$?; cat $(B)/check/graders.log.tmp; \
 	  mv $(B)/check/graders.log.tmp $(B)/check/graders.log; exit $$rc
 
