@@ -10,40 +10,7 @@
 #include "harness.h"
 #include "ladder.h"
 #include "backward.h"
-#define PROGRAM "ch09_backward"
-enum { CH09_MAX_BLOCK = 4096 };
-typedef struct {
-    const char *q_path, *k_path, *v_path, *dout_path;
-    const char *out_path, *dq_path, *dk_path, *dv_path;
-    const char *save_dir, *data_dir, *python;
-    bool causal, reference, json, bench;
-    long window, block_q, block_k, seed, batch, heads, seq, seq_k, dim, threads, max_n;
-    double scale;                      /* 0: the default 1/sqrt(d) */
-} ch09_options;
-typedef struct { tensor q, k, v, dout; } ch09_inputs;
-typedef struct { tensor o, lse, dq, dk, dv; } ch09_outputs;
-typedef struct {
-    const char *label;
-    size_t batch, heads, nq, nk, d, block_q, block_k;
-    bool causal;
-    long window;
-} ch09_case;
-typedef struct { double flash_fd, naive_fd, flash_naive; } ch09_case_errors;
-typedef struct {
-    bool causal;
-    double diff;                          /* flash vs naive, all three gradients */
-    double largest;                       /* the largest |gradient| of the flash pass */
-    bwd_counts fwd, flash, naive;         /* the forward is the flash pass's */
-} ch09_big_run;
-typedef struct {
-    const attn_params *p;
-    const ch09_inputs *in;
-    ch09_outputs *out;
-    const float *probs;       /* the naive pass's P; NULL for the flash pass */
-    int threads;
-} ch09_timed;
-typedef struct { double median, min, max; size_t peak_bytes; } ch09_timing;
-enum { CH09_TIME_N = 1024, CH09_TIME_HEADS = 4, CH09_TIME_D = 64, CH09_REPEATS = 5 };
+#include "ch09_backward.h"
 static bool has_nan(const ch09_outputs *out);
 static double largest_gradient(const ch09_outputs *out);
 static void flop_row(table *t, const char *mask, const char *pass, const char *products,
