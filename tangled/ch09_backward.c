@@ -18,8 +18,7 @@ static void flop_row(table *t, const char *mask, const char *pass, const char *p
 static void peak_facts(report *r, const attn_params *p, const ch09_timing *naive,
                        const ch09_timing *flash);
 static void save_ch09_inputs(const char *dir, const ch09_inputs *in, report *r);
-static bool same_dims(const tensor *a, const tensor *b, int count);
-static const char *shape_of(const tensor *t, char buf[96]);
+static bool same_shape_as(const tensor *a, const tensor *b);
 static void ch09_reference(const attn_params *p, const ch09_inputs *in, ch09_outputs *out);
 static void report_ch09_file_run(report *r, const ch09_options *o, const attn_params *p,
                                  const ch09_inputs *in);
@@ -475,47 +474,20 @@ static void save_ch09_inputs(const char *dir, const ch09_inputs *in, report *r)
                           paths[3] }, t);
     report_fact_labeled(r, "saved", "q k v dout written to", dir);
 }
-static void check_ch09_shapes(const ch09_inputs *in)
+static bool same_shape_as(const tensor *a, const tensor *b)
 {
-    char a[96], b[96];
-    const tensor *q = &in->q, *k = &in->k;
-    if (q->ndim < 2 || q->ndim > 4)
-        die_usage(PROGRAM, "--q has shape %s; expected (n, d), (h, n, d) "
-                  "or (b, h, n, d)", shape_of(q, a));
-    if (k->ndim != q->ndim || !same_dims(q, k, q->ndim - 2))
-        die_usage(PROGRAM, "--q %s and --k %s disagree in batch or heads",
-                  shape_of(q, a), shape_of(k, b));
-    if (q->shape[q->ndim - 1] != k->shape[k->ndim - 1])
-        die_usage(PROGRAM, "--q %s and --k %s have different head dimensions",
-                  shape_of(q, a), shape_of(k, b));
-    if (in->v.ndim != k->ndim || !same_dims(k, &in->v, k->ndim))
-        die_usage(PROGRAM, "--k %s and --v %s differ", shape_of(k, a), shape_of(&in->v, b));
-    if (in->dout.ndim != q->ndim || !same_dims(q, &in->dout, q->ndim))
-        die_usage(PROGRAM, "--dout %s must have the shape of --q %s",
-                  shape_of(&in->dout, a), shape_of(q, b));
-}
-static bool same_dims(const tensor *a, const tensor *b, int count)
-{
-    for (int i = 0; i < count; i++)
+    if (a->ndim != b->ndim) return false;
+    for (int i = 0; i < a->ndim; i++)
         if (a->shape[i] != b->shape[i]) return false;
     return true;
 }
-
-static const char *shape_of(const tensor *t, char buf[96])
-{
-    int used = snprintf(buf, 96, "(");
-    for (int i = 0; i < t->ndim && used < 90; i++)
-        used += snprintf(buf + used, 96 - (size_t)used, "%s%zu", i ? ", " : "", t->shape[i]);
-    snprintf(buf + used, 96 - (size_t)used, t->ndim == 1 ? ",)" : ")");
-    return buf;
-}
 static attn_params ch09_params_from_files(const ch09_options *o, const ch09_inputs *in)
 {
-    check_ch09_shapes(in);
-    const tensor *q = &in->q, *k = &in->k;
-    const int n = q->ndim;
-    attn_params p = attn_default(n == 4 ? q->shape[0] : 1, n >= 3 ? q->shape[n - 3] : 1,
-                                 q->shape[n - 2], k->shape[n - 2], q->shape[n - 1]);
+    attn_params p = attn_params_from_tensors(PROGRAM, &in->q, &in->k, &in->v);
+    char a[96], b[96];
+    if (!same_shape_as(&in->dout, &in->q))
+        die_usage(PROGRAM, "--dout %s must have the shape of --q %s",
+                  shape_text(&in->dout, a), shape_text(&in->q, b));
     apply_ch09_kernel_options(o, &p);
     const char *problem = attn_params_problem(&p);
     if (problem) die_usage(PROGRAM, "%s", problem);
@@ -581,8 +553,8 @@ static void report_ch09_file_run(report *r, const ch09_options *o, const attn_pa
                                  const ch09_inputs *in)
 {
     char a[96];
-    report_fact_labeled(r, "q_shape", "Q and dO", shape_of(&in->q, a));
-    report_fact_labeled(r, "k_shape", "K and V", shape_of(&in->k, a));
+    report_fact_labeled(r, "q_shape", "Q and dO", shape_text(&in->q, a));
+    report_fact_labeled(r, "k_shape", "K and V", shape_text(&in->k, a));
     report_fact_labeled(r, "pass", "pass", o->reference
                         ? "reference (double, finite differences)" : "flash");
     if (p->window > 0) snprintf(a, sizeof a, "window %ld", p->window);
