@@ -77,7 +77,7 @@ help:
 # ---------------------------------------------------------------- tools
 $(B)/deps.stamp: $(TOOLS)/deps.sh
 	@mkdir -p $(B)
-	$(TOOLS)/deps.sh
+	CUDA_VENV=$(B)/cuda-venv $(TOOLS)/deps.sh
 	@touch $@
 deps: $(B)/deps.stamp
 
@@ -416,8 +416,10 @@ clean:
 	  $(patsubst tangled/%.c,%,$(wildcard tangled/*.c))
 
 # ================================================================ CUDA (chapter 10)
-# Everything CUDA is in this block. nvcc comes from PATH or /usr/local/cuda/bin
-# (make NVCC=/path/to/nvcc chooses one; make NVCC= builds without CUDA). Without
+# Everything CUDA is in this block. nvcc comes from PATH, /usr/local/cuda/bin, or
+# the NVIDIA wheels chapters/tools/deps.sh installs into $(B)/cuda-venv where
+# there is neither (make NVCC=/path/to/nvcc chooses one; make NVCC= builds
+# without CUDA). Without
 # it the .cu files are skipped, ./ch10_gpu links the weak stand-ins of
 # kernels/gpu_cuda_absent.c and runs its kernels on the CPU emulation, and
 # check-gpu and bench-gpu say so and do nothing.
@@ -425,9 +427,13 @@ clean:
 #   make bench-gpu   TFLOP/s on the device, and PyTorch's SDPA beside them
 #   make check-tsan  the emulated kernel tests under ThreadSanitizer (part of check)
 ifeq ($(origin NVCC),undefined)
-NVCC        := $(or $(shell command -v nvcc 2>/dev/null),$(wildcard /usr/local/cuda/bin/nvcc))
+NVCC        := $(or $(shell command -v nvcc 2>/dev/null),$(wildcard /usr/local/cuda/bin/nvcc),\
+                 $(firstword $(wildcard $(B)/cuda-venv/lib/python3*/site-packages/nvidia/cu13/bin/nvcc)))
 endif
 CUDA_HOME   := $(patsubst %/bin/nvcc,%,$(NVCC))
+# the toolkit has lib64/libcudart.so; the wheel has lib/libcudart.so.13 only
+CUDA_LIBDIR := $(abspath $(firstword $(wildcard $(CUDA_HOME)/lib64 $(CUDA_HOME)/lib)))
+CUDART      := $(if $(wildcard $(CUDA_LIBDIR)/libcudart.so),-lcudart,-l:libcudart.so.13)
 NVCC_ARCH   := -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90
 NVCCFLAGS   := -std=c++17 -O3 $(NVCC_ARCH) -Xcompiler -Wall,-Wextra -Werror all-warnings \
                --resource-usage
@@ -435,10 +441,10 @@ CU_SRC      := $(filter kernels/%.cu,$(ROOTS))
 CUDA_OBJ    := $(if $(NVCC),$(CU_SRC:%.cu=$(B)/cuda/%.o))
 PYTHON      ?= python3
 ifneq ($(NVCC),)
-CUDA_LIBS   := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart -lstdc++
+CUDA_LIBS   := -L$(CUDA_LIBDIR) -Wl,-rpath,$(CUDA_LIBDIR) $(CUDART) -lstdc++
 else
 CUDA_LIBS   :=
-$(info cuda: no nvcc on PATH or in /usr/local/cuda/bin: CUDA objects skipped, ./ch10_gpu runs its kernels on the CPU emulation)
+$(info cuda: no nvcc on PATH, in /usr/local/cuda/bin or $(B)/cuda-venv: CUDA objects skipped, ./ch10_gpu runs its kernels on the CPU emulation)
 endif
 
 .PHONY: check-gpu bench-gpu check-tsan

@@ -32,6 +32,26 @@ void gpu_mma_emulated(const float *a, const float *b, const float *c, float *d);
 int  gpu_mma_cuda(const float *a, const float *b, const float *c, float *d,
                   char why[256]);
 
+enum { GPU_BWD_LAUNCHES = 3 };   /* forward with L, D pre-pass, main kernel */
+/* the forward (saving L) and the backward on the emulation: o, dq, dk, dv are
+   written; counts (may be NULL) per launch */
+void gpu_backward_emulated(const attn_params *p, const float *q, const float *k,
+                           const float *v, const float *dout, float *o, float *dq,
+                           float *dk, float *dv, emu_counts counts[GPU_BWD_LAUNCHES]);
+/* the same on the CUDA device: 0, or -1 with why; ms (may be NULL): the median
+   of repeats timed runs of the backward alone (pre-pass and main kernel) */
+int gpu_backward_cuda(const attn_params *p, const float *q, const float *k,
+                      const float *v, const float *dout, float *o, float *dq, float *dk,
+                      float *dv, int repeats, double *ms, char why[256]);
+
+/* exact[0..2] (caller's, double): dq, dk, dv by chapter 9's finite differences;
+   naive_error: chapter 9's naive float32 backward's max errors against them;
+   bound: what the GPU backward's may be, twice those and at least an ulp of the
+   largest exact element. Slow: for small problems */
+void gpu_backward_reference(const attn_params *p, const float *q, const float *k,
+                            const float *v, const float *dout, double *const exact[3],
+                            double naive_error[3], double bound[3]);
+
 /* what the fused kernel's error may be: twice the larger of naive_error (the
    naive kernel's) and chapter 4's tiled kernel's in 16 x 32 tiles, and at least
    one ulp of the largest exact output */

@@ -142,3 +142,76 @@ done:
     return status;
 }
 
+static cudaError_t launch_backward_on_device(gpu_bwd_args b)
+{
+    gpu_shape s = gpu_bwd_dsum_shape(b);
+    gpu_bwd_dsum<<<dim3(s.x, s.y), s.threads>>>(b);
+    s = gpu_bwd_keys_shape(b);
+    gpu_bwd_keys<<<dim3(s.x, s.y), s.threads>>>(b);
+    return cudaGetLastError();
+}
+
+static cudaError_t time_backward_runs(gpu_bwd_args b, int repeats, double *ms)
+{
+    double *times = (double *)fa_alloc((size_t)repeats * sizeof(double));
+    cudaEvent_t start = NULL, stop = NULL;
+    cudaError_t e = cudaEventCreate(&start);
+    if (e == cudaSuccess) e = cudaEventCreate(&stop);
+    for (int r = 0; r < repeats && e == cudaSuccess; r++) {
+        float elapsed = 0.0f;
+        e = cudaEventRecord(start);
+        if (e == cudaSuccess) e = launch_backward_on_device(b);
+        if (e == cudaSuccess) e = cudaEventRecord(stop);
+        if (e == cudaSuccess) e = cudaEventSynchronize(stop);
+        if (e == cudaSuccess) e = cudaEventElapsedTime(&elapsed, start, stop);
+        times[r] = elapsed;
+    }
+    if (e == cudaSuccess && ms) *ms = median_of(times, (size_t)repeats);
+    if (start) cudaEventDestroy(start);
+    if (stop) cudaEventDestroy(stop);
+    fa_free(times);
+    return e;
+}
+
+extern "C" int gpu_backward_cuda(const attn_params *p, const float *q, const float *k,
+                                 const float *v, const float *dout, float *o, float *dq,
+                                 float *dk, float *dv, int repeats, double *ms,
+                                 char why[256])
+{
+    const char *problem = gpu_params_problem(p);
+    if (problem) return snprintf(why, 256, "%s", problem), -1;
+    enum { BWD_ARRAYS = 10 };
+    gpu_args f = gpu_args_for(p, NULL, NULL, NULL, NULL);
+    gpu_bwd_args b = gpu_bwd_sizes(p);
+    const size_t qo = (size_t)b.heads * b.nq * b.d * sizeof(float),
+                 kv = (size_t)b.heads * b.nk * b.d * sizeof(float),
+                 rows = (size_t)b.heads * b.nq * sizeof(float),
+                 bytes[BWD_ARRAYS] = { qo, kv, kv, qo, qo, qo, kv, kv, rows, rows },
+                 need = 4 * qo + 4 * kv + 2 * rows;
+    size_t free_bytes = 0, total_bytes = 0;
+    int status = 0;
+    float *mem[BWD_ARRAYS] = { NULL };
+    CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
+    if (need > free_bytes) return refuse_memory(need, free_bytes, why);
+    for (int t = 0; t < BWD_ARRAYS; t++) CUDA_TRY(cudaMalloc((void **)&mem[t], bytes[t]));
+    CUDA_TRY(cudaMemcpy(mem[0], q, qo, cudaMemcpyHostToDevice));
+    CUDA_TRY(cudaMemcpy(mem[1], k, kv, cudaMemcpyHostToDevice));
+    CUDA_TRY(cudaMemcpy(mem[2], v, kv, cudaMemcpyHostToDevice));
+    CUDA_TRY(cudaMemcpy(mem[4], dout, qo, cudaMemcpyHostToDevice));
+    f.q = b.q = mem[0]; f.k = b.k = mem[1]; f.v = b.v = mem[2]; f.o = mem[3]; b.o = mem[3];
+    b.dout = mem[4]; b.dq = mem[5]; b.dk = mem[6]; b.dv = mem[7];
+    f.lse = mem[8]; b.lse = mem[8]; b.dsum = mem[9];
+    for (int t = 3; t < 8; t++) CUDA_TRY(cudaMemset(mem[t], 0xff, bytes[t]));
+    CUDA_TRY(launch_on_device(GPU_FUSED, f));
+    CUDA_TRY(launch_backward_on_device(b));
+    CUDA_TRY(cudaDeviceSynchronize());
+    CUDA_TRY(cudaMemcpy(o, mem[3], qo, cudaMemcpyDeviceToHost));
+    CUDA_TRY(cudaMemcpy(dq, mem[5], qo, cudaMemcpyDeviceToHost));
+    CUDA_TRY(cudaMemcpy(dk, mem[6], kv, cudaMemcpyDeviceToHost));
+    CUDA_TRY(cudaMemcpy(dv, mem[7], kv, cudaMemcpyDeviceToHost));
+    if (repeats > 0) CUDA_TRY(time_backward_runs(b, repeats, ms));
+done:
+    for (int t = 0; t < BWD_ARRAYS; t++) cudaFree(mem[t]);
+    return status;
+}
+

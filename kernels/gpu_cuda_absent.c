@@ -27,3 +27,15 @@ __attribute__((weak)) int gpu_attention_cuda(gpu_kernel kernel, const attn_param
     snprintf(why, 256, "%s", NO_CUDA);
     return -1;
 }
+
+__attribute__((weak)) int gpu_backward_cuda(const attn_params *p, const float *q,
+                                            const float *k, const float *v,
+                                            const float *dout, float *o, float *dq,
+                                            float *dk, float *dv, int repeats, double *ms,
+                                            char why[256])
+{
+    (void)p; (void)q; (void)k; (void)v; (void)dout; (void)o; (void)dq; (void)dk; (void)dv;
+    (void)repeats; (void)ms;
+    snprintf(why, 256, "%s", NO_CUDA);
+    return -1;
+}

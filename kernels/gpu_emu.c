@@ -75,6 +75,20 @@ float emu_shfl_xor_float(unsigned mask, float value, int lane_mask)
     return other;
 }
 
+float emu_atomic_add_float(float *address, float value)
+{
+    uint32_t *bits = (uint32_t *)(void *)address, seen, sum_bits;
+    float before, sum;
+    seen = __atomic_load_n(bits, __ATOMIC_RELAXED);
+    do {
+        memcpy(&before, &seen, sizeof before);
+        sum = before + value;
+        memcpy(&sum_bits, &sum, sizeof sum_bits);
+    } while (!__atomic_compare_exchange_n(bits, &seen, sum_bits, false, __ATOMIC_RELAXED,
+                                          __ATOMIC_RELAXED));
+    return before;
+}
+
 static void *emu_thread_main(void *arg)
 {
     emu_thread *t = arg;

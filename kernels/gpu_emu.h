@@ -23,4 +23,6 @@ float emu_shfl_xor_float(unsigned mask, float value, int lane_mask);
 void emu_mma_bf16_m16n8k16(float d[4], const unsigned a[4], const unsigned b[2],
                            const float c[4]);
 
+float emu_atomic_add_float(float *address, float value);   /* atomicAdd */
+
 #endif

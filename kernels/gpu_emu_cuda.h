@@ -15,4 +15,5 @@ extern _Thread_local emu_dim3 emu_thread_idx, emu_block_idx, emu_block_dim, emu_
 #define __syncthreads() emu_syncthreads()
 #define __syncwarp(mask) emu_syncwarp(mask)
 #define __shfl_xor_sync(mask, value, lane_mask) emu_shfl_xor_float(mask, value, lane_mask)
+#define atomicAdd(address, value) emu_atomic_add_float(address, value)
 #endif

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include "harness.h"
 #include "gpu_kernels.cuh"
+#include "backward.h"
 const char *gpu_params_problem(const attn_params *p)
 {
     const char *problem = attn_params_problem(p);
@@ -52,6 +53,37 @@ void gpu_mma_emulated(const float *a, const float *b, const float *c, float *d)
     emu_launch((emu_dim3){ 1, 1, 1 }, (emu_dim3){ GPU_WARP, 1, 1 }, run_mma_check, &m, NULL);
 }
 
+static void run_bwd_dsum(const void *a) { gpu_bwd_dsum(*(const gpu_bwd_args *)a); }
+static void run_bwd_keys(const void *a) { gpu_bwd_keys(*(const gpu_bwd_args *)a); }
+
+static void launch_bwd_on_emulation(gpu_shape s, emu_kernel_fn *kernel,
+                                    const gpu_bwd_args *a, emu_counts *counts)
+{
+    emu_launch((emu_dim3){ s.x, s.y, 1 }, (emu_dim3){ s.threads, 1, 1 }, kernel, a, counts);
+}
+
+void gpu_backward_emulated(const attn_params *p, const float *q, const float *k,
+                           const float *v, const float *dout, float *o, float *dq,
+                           float *dk, float *dv, emu_counts counts[GPU_BWD_LAUNCHES])
+{
+    const char *problem = gpu_params_problem(p);
+    if (problem) { fprintf(stderr, "gpu: error: %s\n", problem); exit(2); }
+    gpu_args f = gpu_args_for(p, q, k, v, o);
+    gpu_bwd_args b = gpu_bwd_sizes(p);
+    const size_t rows = (size_t)b.heads * b.nq;
+    float *scratch = fa_alloc(fa_mul(rows, 2 * sizeof(float)));
+    emu_counts c[GPU_BWD_LAUNCHES] = { { 0 }, { 0 }, { 0 } };
+    f.lse = scratch;
+    b.q = q; b.k = k; b.v = v; b.o = o; b.dout = dout;
+    b.lse = scratch; b.dsum = scratch + rows;
+    b.dq = dq; b.dk = dk; b.dv = dv;
+    launch_on_emulation(gpu_fused_shape(f), run_fused, &f, &c[0]);
+    launch_bwd_on_emulation(gpu_bwd_dsum_shape(b), run_bwd_dsum, &b, &c[1]);
+    launch_bwd_on_emulation(gpu_bwd_keys_shape(b), run_bwd_keys, &b, &c[2]);
+    fa_free(scratch);
+    if (counts) for (int i = 0; i < GPU_BWD_LAUNCHES; i++) counts[i] = c[i];
+}
+
 void gpu_mma_test_inputs(float a[256], float b[128], float c[128])
 {
     for (int i = 0; i < 256; i++) a[i] = (float)((i * 7) % 11 - 5) / 8;
@@ -85,5 +117,27 @@ double gpu_fused_error_bound(const attn_params *p, const float *q, const float *
     for (size_t i = 0; i < count; i++) top = fmax(top, fabs(exact[i]));
     fa_free(o);
     return 2 * fmax(fmax(naive_error, tiled_error), ldexp(top, -23));
+}
+
+void gpu_backward_reference(const attn_params *p, const float *q, const float *k,
+                            const float *v, const float *dout, double *const exact[3],
+                            double naive_error[3], double bound[3])
+{
+    const size_t heads = p->batch * p->heads, qo = heads * p->nq * p->d,
+                 kv = heads * p->nk * p->d, count[3] = { qo, kv, kv };
+    float *o = fa_alloc(fa_mul(qo, 4)), *probs = fa_alloc(fa_mul(fa_mul(heads, p->nq), fa_mul(p->nk, 4)));
+    float *grad[3] = { fa_alloc(fa_mul(qo, 4)), fa_alloc(fa_mul(kv, 4)), fa_alloc(fa_mul(kv, 4)) };
+    attention_grad_fd(p, q, k, v, dout, exact[0], exact[1], exact[2]);
+    attention_forward_keep_p(p, q, k, v, o, probs, 1, NULL);
+    attention_backward_naive(p, q, k, v, probs, dout, grad[0], grad[1], grad[2], 1, NULL);
+    for (int g = 0; g < 3; g++) {
+        double top = 0.0;
+        for (size_t i = 0; i < count[g]; i++) top = fmax(top, fabs(exact[g][i]));
+        naive_error[g] = max_abs_diff_fd(grad[g], exact[g], count[g]);
+        bound[g] = 2 * fmax(naive_error[g], ldexp(top, -23));
+    }
+    for (int g = 0; g < 3; g++) fa_free(grad[g]);
+    fa_free(probs);
+    fa_free(o);
 }
 

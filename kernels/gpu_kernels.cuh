@@ -39,6 +39,7 @@ typedef struct {
     unsigned nq, nk, d, heads; /* heads counts batch x heads */
     int causal;                /* top-left aligned, as in chapter 4 */
     float scale;
+    float *lse;                /* fused only, may be NULL: L = m + log l per query row */
 } gpu_args;
 
 static inline gpu_args gpu_args_for(const attn_params *p, const float *q,
@@ -46,7 +47,7 @@ static inline gpu_args gpu_args_for(const attn_params *p, const float *q,
 {
     gpu_args a = { q, k, v, NULL, o, (unsigned)p->nq, (unsigned)p->nk,
                    (unsigned)p->d, (unsigned)(p->batch * p->heads),
-                   p->causal ? 1 : 0, p->scale };
+                   p->causal ? 1 : 0, p->scale, NULL };
     return a;
 }
 
@@ -210,6 +211,8 @@ static __device__ __forceinline__ void finish_row(gpu_args a, const gpu_row_stat
                                                   unsigned i, unsigned lane)
 {
     const float l = warp_sum(st->l);
+    if (a.lse && lane == 0)
+        a.lse[(size_t)blockIdx.y * a.nq + i] = st->m == -INFINITY ? -INFINITY : st->m + logf(l);
     float *out = a.o + ((size_t)blockIdx.y * a.nq + i) * a.d;
     GPU_UNROLL
     for (unsigned g = 0; g < GPU_SLICES; g++) {
@@ -244,6 +247,182 @@ __global__ void gpu_fused_forward(gpu_args a)
         const unsigned i = q0 + warp * GPU_ROWS_PER_WARP + t;
         if (i < a.nq) finish_row(a, &st[t], i, lane);
     }
+}
+
+typedef struct {
+    const float *q, *k, *v, *o, *dout;   /* (heads, nq or nk, d) */
+    const float *lse;                    /* the forward's L: (heads, nq) */
+    float *dsum;                         /* D: (heads, nq), from the pre-pass */
+    float *dq, *dk, *dv;                 /* shaped as q, k, v */
+    unsigned nq, nk, d, heads;           /* heads counts batch x heads */
+    int causal;
+    float scale;
+} gpu_bwd_args;
+
+static inline gpu_bwd_args gpu_bwd_sizes(const attn_params *p)
+{
+    gpu_bwd_args a = { NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+                       (unsigned)p->nq, (unsigned)p->nk, (unsigned)p->d,
+                       (unsigned)(p->batch * p->heads), p->causal ? 1 : 0, p->scale };
+    return a;
+}
+
+static inline gpu_shape gpu_bwd_dsum_shape(gpu_bwd_args a)
+{
+    gpu_shape s = { gpu_blocks_for(a.nq, GPU_WARPS), a.heads, GPU_THREADS };
+    return s;
+}
+
+static inline gpu_shape gpu_bwd_keys_shape(gpu_bwd_args a)
+{
+    gpu_shape s = { gpu_blocks_for(a.nk, GPU_BLOCK_K), a.heads, GPU_THREADS };
+    return s;
+}
+
+__global__ void gpu_bwd_dsum(gpu_bwd_args a)
+{
+    const unsigned lane = threadIdx.x % GPU_WARP, warp = threadIdx.x / GPU_WARP;
+    const unsigned i = blockIdx.x * GPU_WARPS + warp;
+    if (i >= a.nq) return;                        /* the whole warp, past the end */
+    const size_t row = (size_t)blockIdx.y * a.nq + i;
+    float sum = 0.0f;
+    for (unsigned c = lane; c < a.d; c += GPU_WARP) {
+        sum += a.dout[row * a.d + c] * a.o[row * a.d + c];
+        a.dq[row * a.d + c] = 0.0f;
+    }
+    sum = warp_sum(sum);
+    if (lane == 0) a.dsum[row] = sum;
+}
+
+enum { GPU_BWD_Q = 8, GPU_BWD_ROWS_PER_WARP = GPU_BWD_Q / GPU_WARPS,
+       GPU_BWD_KEYS_PER_WARP = GPU_BLOCK_K / GPU_WARPS };
+typedef struct {
+    float k[GPU_BLOCK_K * GPU_K_PITCH];     /* the block's keys, rows padded by one */
+    float v[GPU_BLOCK_K * GPU_K_PITCH];     /* its values, padded alike */
+    float q[GPU_BWD_Q * GPU_MAX_DIM];       /* the current query tile */
+    float dout[GPU_BWD_Q * GPU_MAX_DIM];    /* the tile's rows of dO */
+    float p[GPU_BWD_Q][GPU_BLOCK_K];        /* P of the tile, recomputed from L */
+    float ds[GPU_BWD_Q][GPU_BLOCK_K];       /* dS of the tile */
+} gpu_bwd_shared;
+
+typedef struct {
+    float dk[GPU_BWD_KEYS_PER_WARP][GPU_SLICES];
+    float dv[GPU_BWD_KEYS_PER_WARP][GPU_SLICES];
+} gpu_key_grads;
+
+static __device__ __forceinline__ void start_key_grads(gpu_key_grads *g)
+{
+    GPU_UNROLL
+    for (int kk = 0; kk < GPU_BWD_KEYS_PER_WARP; kk++) {
+        GPU_UNROLL
+        for (int s = 0; s < GPU_SLICES; s++) g->dk[kk][s] = g->dv[kk][s] = 0.0f;
+    }
+}
+
+static __device__ __forceinline__ void recompute_tile(gpu_bwd_args a, gpu_bwd_shared *sh,
+                                                      unsigned q0, unsigned k0,
+                                                      unsigned lane, unsigned warp)
+{
+    GPU_UNROLL
+    for (unsigned t = 0; t < GPU_BWD_ROWS_PER_WARP; t++) {
+        const unsigned r = warp * GPU_BWD_ROWS_PER_WARP + t, i = q0 + r, j = k0 + lane;
+        const size_t row = (size_t)blockIdx.y * a.nq + i;
+        float p = 0.0f, ds = 0.0f;
+        if (i < a.nq && j < a.nk && !(a.causal && j > i)) {
+            const float s = a.scale * dot_shared(sh->q + r * GPU_MAX_DIM, sh->k + lane * GPU_K_PITCH, a.d);
+            p = expf(s - a.lse[row]);
+            const float dp = dot_shared(sh->dout + r * GPU_MAX_DIM, sh->v + lane * GPU_K_PITCH, a.d);
+            ds = p * (dp - a.dsum[row]);
+        }
+        sh->p[r][lane] = p;
+        sh->ds[r][lane] = ds;
+    }
+}
+
+static __device__ __forceinline__ void add_tile_to_keys(gpu_bwd_args a,
+                                                        const gpu_bwd_shared *sh,
+                                                        gpu_key_grads *g, unsigned lane,
+                                                        unsigned warp)
+{
+    GPU_UNROLL
+    for (unsigned kk = 0; kk < GPU_BWD_KEYS_PER_WARP; kk++) {
+        const unsigned jj = warp * GPU_BWD_KEYS_PER_WARP + kk;
+        GPU_UNROLL
+        for (unsigned s = 0; s < GPU_SLICES; s++) {
+            const unsigned c = lane + s * GPU_WARP;
+            if (c >= a.d) break;
+            float dv = g->dv[kk][s], dk = g->dk[kk][s];
+            for (unsigned r = 0; r < GPU_BWD_Q; r++) {
+                dv += sh->p[r][jj] * sh->dout[r * GPU_MAX_DIM + c];
+                dk += sh->ds[r][jj] * sh->q[r * GPU_MAX_DIM + c];
+            }
+            g->dv[kk][s] = dv;
+            g->dk[kk][s] = dk;
+        }
+    }
+}
+
+static __device__ __forceinline__ void add_tile_to_dq(gpu_bwd_args a,
+                                                      const gpu_bwd_shared *sh, unsigned q0,
+                                                      unsigned lane, unsigned warp)
+{
+    GPU_UNROLL
+    for (unsigned t = 0; t < GPU_BWD_ROWS_PER_WARP; t++) {
+        const unsigned r = warp * GPU_BWD_ROWS_PER_WARP + t, i = q0 + r;
+        if (i >= a.nq) break;
+        float *dq = a.dq + ((size_t)blockIdx.y * a.nq + i) * a.d;
+        GPU_UNROLL
+        for (unsigned s = 0; s < GPU_SLICES; s++) {
+            const unsigned c = lane + s * GPU_WARP;
+            if (c >= a.d) break;
+            float sum = 0.0f;
+            for (unsigned jj = 0; jj < GPU_BLOCK_K; jj++)
+                sum += sh->ds[r][jj] * sh->k[jj * GPU_K_PITCH + c];
+            atomicAdd(&dq[c], a.scale * sum);
+        }
+    }
+}
+
+static __device__ __forceinline__ void write_key_grads(gpu_bwd_args a,
+                                                       const gpu_key_grads *g, unsigned k0,
+                                                       unsigned lane, unsigned warp)
+{
+    GPU_UNROLL
+    for (unsigned kk = 0; kk < GPU_BWD_KEYS_PER_WARP; kk++) {
+        const unsigned j = k0 + warp * GPU_BWD_KEYS_PER_WARP + kk;
+        if (j >= a.nk) break;
+        const size_t row = ((size_t)blockIdx.y * a.nk + j) * a.d;
+        GPU_UNROLL
+        for (unsigned s = 0; s < GPU_SLICES; s++) {
+            const unsigned c = lane + s * GPU_WARP;
+            if (c >= a.d) break;
+            a.dk[row + c] = a.scale * g->dk[kk][s];
+            a.dv[row + c] = g->dv[kk][s];
+        }
+    }
+}
+
+__global__ void gpu_bwd_keys(gpu_bwd_args a)
+{
+    __shared__ gpu_bwd_shared sh;
+    const unsigned lane = threadIdx.x % GPU_WARP, warp = threadIdx.x / GPU_WARP;
+    const unsigned k0 = blockIdx.x * GPU_BLOCK_K;
+    const size_t head = blockIdx.y;
+    gpu_key_grads g;
+    start_key_grads(&g);
+    load_rows(sh.k, GPU_K_PITCH, a.k + head * a.nk * a.d, k0, GPU_BLOCK_K, a.nk, a.d);
+    load_rows(sh.v, GPU_K_PITCH, a.v + head * a.nk * a.d, k0, GPU_BLOCK_K, a.nk, a.d);
+    for (unsigned q0 = a.causal ? k0 / GPU_BWD_Q * GPU_BWD_Q : 0; q0 < a.nq; q0 += GPU_BWD_Q) {
+        __syncthreads();
+        load_rows(sh.q, GPU_MAX_DIM, a.q + head * a.nq * a.d, q0, GPU_BWD_Q, a.nq, a.d);
+        load_rows(sh.dout, GPU_MAX_DIM, a.dout + head * a.nq * a.d, q0, GPU_BWD_Q, a.nq, a.d);
+        __syncthreads();
+        recompute_tile(a, &sh, q0, k0, lane, warp);
+        __syncthreads();
+        add_tile_to_keys(a, &sh, &g, lane, warp);
+        add_tile_to_dq(a, &sh, q0, lane, warp);
+    }
+    write_key_grads(a, &g, k0, lane, warp);
 }
 
 static __device__ __forceinline__ unsigned gpu_bf16_bits(float x)

@@ -5,6 +5,7 @@
 #include <string.h>
 #include "harness.h"
 #include "attention.h"
+#include "backward.h"
 #include "gpu_attention.h"
 #define PROGRAM "ch10_gpu"
 typedef struct {
@@ -12,6 +13,9 @@ typedef struct {
     bool causal, json, bench, cuda_info;
     long seed, batch, heads, seq, seq_k, dim, repeats;
     double scale;                      /* 0: the default 1/sqrt(d) */
+    const char *dout_path, *dq_path, *dk_path, *dv_path;
+    bool backward;
+    long bwd_dim;                      /* the seeded backward's head dimension */
 } ch10_options;
 
 typedef struct {
@@ -23,6 +27,20 @@ typedef struct {
 } ch10_run;
 enum { CH10_RUNS = 4 };
 
+typedef struct {
+    bool causal;
+    double gpu[3], naive[3], flash[3];  /* max error of dQ, dK, dV vs finite differences */
+    double bound[3];                    /* twice naive's, at least an ulp: the tests' */
+    double vs_flash;                    /* max |GPU - chapter 9's flash| over the three */
+    emu_counts counts[GPU_BWD_LAUNCHES];
+} ch10_bwd_run;
+
+enum { CH10_BWD_TENSORS = 8 };
+typedef struct {
+    float *x[CH10_BWD_TENSORS];   /* q k v dout, then o dq dk dv */
+    size_t qo, kv;                /* elements of q (and o, dout, dq), of k (and v, dk, dv) */
+} ch10_bwd_tensors;
+
 ch10_options ch10_defaults(void);
 bool ch10_use_cuda(const char *device);
 void ch10_measure(bool cuda, const attn_params *p, const tensor qkv[3],
@@ -33,10 +51,21 @@ static void ch10_report_runs(report *r, bool cuda, const attn_params *p,
                              const ch10_run runs[CH10_RUNS]);
 static double ch10_max_diff(const float *a, const float *b, size_t count);
 static void ch10_bench_dim(const ch10_options *o, size_t d, table *t, FILE *data);
+ch10_bwd_tensors ch10_bwd_tensors_new(const attn_params *p, uint32_t seed);
+void ch10_bwd_tensors_free(ch10_bwd_tensors *t);
+void ch10_measure_backward(bool cuda, const attn_params *p, ch10_bwd_tensors *t,
+                           ch10_bwd_run *run);
+double ch10_bwd_ratio(const ch10_bwd_run *run);
+static void ch10_backward_receipts(const ch10_options *o, bool cuda, report *r);
+static void ch10_report_backward(report *r, const attn_params *p, const ch10_bwd_run runs[2]);
+static void ch10_bench_backward(const ch10_options *o, report *r);
+static void ch10_require_shape_of_q(const tensor *dout, const tensor *q);
+static void ch10_apply_file_options(const ch10_options *o, attn_params *p);
 ch10_options ch10_defaults(void)
 {
     return (ch10_options){ .kernel = "fused", .seed = 0, .batch = 1, .heads = 1,
-                           .seq = 100, .seq_k = 0, .dim = 64, .repeats = 5 };
+                           .seq = 100, .seq_k = 0, .dim = 64, .repeats = 5,
+                           .bwd_dim = 16 };
 }
 
 static void parse_ch10_options(int argc, char **argv, ch10_options *o)
@@ -62,6 +91,14 @@ static void parse_ch10_options(int argc, char **argv, ch10_options *o)
         { "seq", OPT_INT, &o->seq, 1, 16384, "N", "query length" },
         { "seq-k", OPT_INT, &o->seq_k, 0, 16384, "N", "key length (0: as --seq)" },
         { "dim", OPT_INT, &o->dim, 1, GPU_MAX_DIM, "D", "head dimension" },
+        { "backward", OPT_FLAG, &o->backward, 0, 0, NULL,
+          "with files: the forward and the backward, as ./ch09_backward runs them" },
+        { "dout", OPT_STRING, &o->dout_path, 0, 0, "FILE", "gradient of the output: the shape of --q" },
+        { "dq", OPT_STRING, &o->dq_path, 0, 0, "FILE", "write dL/dQ" },
+        { "dk", OPT_STRING, &o->dk_path, 0, 0, "FILE", "write dL/dK" },
+        { "dv", OPT_STRING, &o->dv_path, 0, 0, "FILE", "write dL/dV" },
+        { "bwd-dim", OPT_INT, &o->bwd_dim, 1, GPU_MAX_DIM, "D",
+          "head dimension of the seeded backward's receipts" },
         { "json", OPT_FLAG, &o->json, 0, 0, NULL, "print the report as JSON" },
         { "data", OPT_STRING, &o->data_dir, 0, 0, "DIR",
           "write the benchmark table as DIR/ch10_bench.dat" },
@@ -156,6 +193,7 @@ static void ch10_run_seeded(const ch10_options *o, report *r)
     ch10_draw(&p, (uint32_t)o->seed, qkv);
     ch10_measure(cuda, &p, qkv, runs);
     ch10_report_runs(r, cuda, &p, runs);
+    ch10_backward_receipts(o, cuda, r);
     for (int t = 0; t < 3; t++) tensor_free(&qkv[t]);
 }
 
@@ -226,20 +264,6 @@ static void ch10_report_runs(report *r, bool cuda, const attn_params *p,
                         "not yet measured on a GPU");
 }
 
-static attn_params ch10_params_from_tensors(const tensor *q, const tensor *k,
-                                            const tensor *v)
-{
-    const int n = q->ndim;
-    bool fit = n >= 2 && k->ndim == n && v->ndim == n && q->shape[n - 1] == k->shape[n - 1];
-    for (int i = 0; fit && i < n; i++)
-        fit = k->shape[i] == v->shape[i] && (i >= n - 2 || q->shape[i] == k->shape[i]);
-    if (!fit)
-        die_usage(PROGRAM, "--q, --k, --v do not fit together: expected (.., n, d), "
-                  "(.., m, d), (.., m, d) with the same leading dimensions");
-    return attn_default(n == 4 ? q->shape[0] : 1, n >= 3 ? q->shape[n - 3] : 1,
-                        q->shape[n - 2], k->shape[n - 2], q->shape[n - 1]);
-}
-
 static void ch10_run_on_files(const ch10_options *o, report *r)
 {
     if (!o->q_path || !o->k_path || !o->v_path || !o->out_path)
@@ -248,11 +272,8 @@ static void ch10_run_on_files(const ch10_options *o, report *r)
     tensor qkv[3] = { npy_read_or_exit(PROGRAM, o->q_path),
                       npy_read_or_exit(PROGRAM, o->k_path),
                       npy_read_or_exit(PROGRAM, o->v_path) };
-    attn_params p = ch10_params_from_tensors(&qkv[0], &qkv[1], &qkv[2]);
-    p.causal = o->causal;
-    if (o->scale > 0) p.scale = (float)o->scale;
-    const char *problem = gpu_params_problem(&p);
-    if (problem) die_usage(PROGRAM, "%s", problem);
+    attn_params p = attn_params_from_tensors(PROGRAM, &qkv[0], &qkv[1], &qkv[2]);
+    ch10_apply_file_options(o, &p);
     const bool cuda = ch10_use_cuda(o->device);
     tensor out = tensor_new(qkv[0].ndim, qkv[0].shape);
     emu_counts counts;
@@ -312,6 +333,7 @@ static void ch10_bench(const ch10_options *o, report *r)
     if (data) fprintf(data, "# d N causal naive_ms naive_tflops fused_ms fused_tflops\n");
     for (size_t d = 64; d <= 128; d *= 2) ch10_bench_dim(o, d, t, data);
     if (data) data_close(data);
+    ch10_bench_backward(o, r);
 }
 
 static void ch10_bench_dim(const ch10_options *o, size_t d, table *t, FILE *data)
@@ -339,6 +361,192 @@ static int ch10_cuda_info(void)
     return usable ? 0 : 1;
 }
 
+static void ch10_run_backward(bool cuda, const attn_params *p, const float *const in[4],
+                              float *const out[4], emu_counts counts[GPU_BWD_LAUNCHES])
+{
+    char why[256];
+    if (!cuda)
+        gpu_backward_emulated(p, in[0], in[1], in[2], in[3], out[0], out[1], out[2], out[3],
+                              counts);
+    else if (gpu_backward_cuda(p, in[0], in[1], in[2], in[3], out[0], out[1], out[2],
+                               out[3], 0, NULL, why) != 0)
+        die_usage(PROGRAM, "cuda: %s", why);
+}
+
+static void ch10_run_backward_on_files(const ch10_options *o, report *r)
+{
+    const char *paths[8] = { o->q_path, o->k_path, o->v_path, o->dout_path,
+                             o->out_path, o->dq_path, o->dk_path, o->dv_path };
+    for (int i = 0; i < 8; i++)
+        if (!paths[i])
+            die_usage(PROGRAM, "--backward takes --q --k --v --dout --out --dq --dk --dv together");
+    tensor t[8];
+    for (int i = 0; i < 4; i++) t[i] = npy_read_or_exit(PROGRAM, paths[i]);
+    attn_params p = attn_params_from_tensors(PROGRAM, &t[0], &t[1], &t[2]);
+    ch10_require_shape_of_q(&t[3], &t[0]);
+    ch10_apply_file_options(o, &p);
+    const bool cuda = ch10_use_cuda(o->device);
+    for (int i = 4; i < 8; i++) t[i] = tensor_new(t[i % 2 ? 2 : 0].ndim, t[i % 2 ? 2 : 0].shape);
+    const float *const in[4] = { t[0].data, t[1].data, t[2].data, t[3].data };
+    float *const out[4] = { t[4].data, t[5].data, t[6].data, t[7].data };
+    ch10_run_backward(cuda, &p, in, out, NULL);
+    for (int i = 4; i < 8; i++) npy_write_or_exit(PROGRAM, paths[i], &t[i]);
+    report_fact_labeled(r, "device", "device", cuda ? "cuda" : "cpu (emulated)");
+    report_fact_labeled(r, "pass", "pass", "forward saving L, D pre-pass, backward");
+    for (int i = 0; i < 8; i++) tensor_free(&t[i]);
+}
+
+static void ch10_require_shape_of_q(const tensor *dout, const tensor *q)
+{
+    char a[96], b[96];
+    bool same = dout->ndim == q->ndim;
+    for (int i = 0; same && i < q->ndim; i++) same = dout->shape[i] == q->shape[i];
+    if (!same)
+        die_usage(PROGRAM, "--dout %s must have the shape of --q %s", shape_text(dout, a),
+                  shape_text(q, b));
+}
+
+static void ch10_apply_file_options(const ch10_options *o, attn_params *p)
+{
+    p->causal = o->causal;
+    if (o->scale > 0) p->scale = (float)o->scale;
+    const char *problem = gpu_params_problem(p);
+    if (problem) die_usage(PROGRAM, "%s", problem);
+}
+
+ch10_bwd_tensors ch10_bwd_tensors_new(const attn_params *p, uint32_t seed)
+{
+    const size_t qo = p->batch * p->heads * p->nq * p->d, kv = p->batch * p->heads * p->nk * p->d;
+    const size_t sizes[CH10_BWD_TENSORS] = { qo, kv, kv, qo, qo, qo, kv, kv };
+    ch10_bwd_tensors t = { .qo = qo, .kv = kv };
+    for (int i = 0; i < CH10_BWD_TENSORS; i++) t.x[i] = fa_alloc(fa_mul(sizes[i], sizeof(float)));
+    attn_draw_inputs(p, seed, t.x[0], t.x[1], t.x[2]);
+    mt19937 g;
+    mt_seed(&g, seed + 1);
+    torch_randn(&g, t.x[3], qo);
+    return t;
+}
+
+void ch10_bwd_tensors_free(ch10_bwd_tensors *t)
+{
+    for (int i = 0; i < CH10_BWD_TENSORS; i++) fa_free(t->x[i]);
+}
+
+void ch10_measure_backward(bool cuda, const attn_params *p, ch10_bwd_tensors *t,
+                           ch10_bwd_run *run)
+{
+    double *exact[3] = { fa_alloc(fa_mul(t->qo, 8)), fa_alloc(fa_mul(t->kv, 8)),
+                         fa_alloc(fa_mul(t->kv, 8)) };
+    float *flash[4];
+    const size_t count[3] = { t->qo, t->kv, t->kv };
+    gpu_backward_reference(p, t->x[0], t->x[1], t->x[2], t->x[3], exact, run->naive,
+                           run->bound);
+    for (int g = 0; g < 4; g++) flash[g] = fa_alloc(fa_mul(g == 2 || g == 3 ? t->kv : t->qo, 4));
+    float *lse = fa_alloc(fa_mul(p->batch * p->heads * p->nq, sizeof(float)));
+    attention_forward_lse(p, t->x[0], t->x[1], t->x[2], flash[0], lse, 1, NULL);
+    attention_backward_flash(p, t->x[0], t->x[1], t->x[2], flash[0], lse, t->x[3], flash[1],
+                             flash[2], flash[3], 1, NULL);
+    fa_free(lse);
+    ch10_run_backward(cuda, p, (const float *const *)t->x, t->x + 4, run->counts);
+    run->vs_flash = 0.0;
+    for (int g = 0; g < 3; g++) {
+        run->gpu[g] = max_abs_diff_fd(t->x[5 + g], exact[g], count[g]);
+        run->flash[g] = max_abs_diff_fd(flash[1 + g], exact[g], count[g]);
+        run->vs_flash = fmax(run->vs_flash, ch10_max_diff(t->x[5 + g], flash[1 + g], count[g]));
+    }
+    for (int g = 0; g < 3; g++) fa_free(exact[g]);
+    for (int g = 0; g < 4; g++) fa_free(flash[g]);
+}
+
+static void ch10_backward_receipts(const ch10_options *o, bool cuda, report *r)
+{
+    ch10_options with_dim = *o;
+    with_dim.dim = o->bwd_dim;
+    attn_params p = ch10_seeded_params(&with_dim);
+    ch10_bwd_run runs[2];
+    ch10_bwd_tensors t = ch10_bwd_tensors_new(&p, (uint32_t)o->seed);
+    for (int mask = 0; mask < 2; mask++) {
+        p.causal = mask;
+        runs[mask].causal = mask;
+        ch10_measure_backward(cuda, &p, &t, &runs[mask]);
+    }
+    ch10_report_backward(r, &p, runs);
+    ch10_bwd_tensors_free(&t);
+}
+
+static void ch10_backward_table(report *r, const ch10_bwd_run runs[2])
+{
+    static const char *const columns[] = { "mask", "backward", "dQ error", "dK error",
+                                           "dV error", NULL };
+    static const char *const names[3] = { "GPU kernels (fp32)", "chapter 9 flash (fp32)",
+                                          "chapter 9 naive (fp32)" };
+    table *t = report_table(r, "backward", "Gradients' max error against the float64 "
+                            "finite differences", columns);
+    for (int m = 0; m < 2; m++) {
+        const double *e[3] = { runs[m].gpu, runs[m].flash, runs[m].naive };
+        for (int w = 0; w < 3; w++) {
+            char a[32], b[32], c[32];
+            table_rowf(t, "%s|%s|%s|%s|%s", m ? "causal" : "none", names[w],
+                       fmt_num(a, e[w][0]), fmt_num(b, e[w][1]), fmt_num(c, e[w][2]));
+        }
+    }
+}
+
+double ch10_bwd_ratio(const ch10_bwd_run *run)
+{
+    double worst = 0.0;
+    for (int g = 0; g < 3; g++)
+        worst = fmax(worst, run->naive[g] > 0 ? run->gpu[g] / run->naive[g]
+                                              : run->gpu[g] == 0 ? 0.0 : INFINITY);
+    return worst;
+}
+
+static void ch10_report_backward(report *r, const attn_params *p, const ch10_bwd_run runs[2])
+{
+    char b[64];
+    ch10_backward_table(r, runs);
+    snprintf(b, sizeof b, "%zu", p->d);
+    report_fact_labeled(r, "bwd_dim", "backward: head dimension", b);
+    snprintf(b, sizeof b, "%.2f", fmax(ch10_bwd_ratio(&runs[0]), ch10_bwd_ratio(&runs[1])));
+    report_fact_labeled(r, "bwd_worst_ratio", "backward: largest ratio to the yardstick", b);
+    report_fact_labeled(r, "bwd_vs_flash", "backward: largest difference from chapter 9's flash",
+                        fmt_num(b, fmax(runs[0].vs_flash, runs[1].vs_flash)));
+    report_fact_labeled(r, "bwd_blocks", "backward: blocks of the main kernel",
+                        fmt_int(b, (long long)runs[0].counts[2].blocks));
+    report_fact_labeled(r, "bwd_block_barriers", "backward: __syncthreads meetings",
+                        fmt_int(b, (long long)runs[0].counts[2].block_barriers));
+    report_fact_labeled(r, "bwd_dsum_warp_meetings", "backward: pre-pass warp meetings",
+                        fmt_int(b, (long long)runs[0].counts[1].warp_meetings));
+}
+
+static void ch10_bench_backward(const ch10_options *o, report *r)
+{
+    static const char *const columns[] = { "d", "N", "causal", "backward ms",
+                                           "backward TFLOP/s", NULL };
+    table *t = report_table(r, "bench_bwd", "fp32 backward on the device", columns);
+    FILE *data = o->data_dir ? data_file(o->data_dir, "ch10_bench_bwd.dat") : NULL;
+    if (data) fprintf(data, "# d N causal bwd_ms bwd_tflops\n");
+    for (size_t d = 64; d <= 128; d *= 2) {
+        attn_params p = attn_default(1, 2048 / d, 16384, 16384, d);
+        ch10_bwd_tensors x = ch10_bwd_tensors_new(&p, (uint32_t)o->seed);
+        for (size_t n = 1024; n <= 16384; n *= 2)
+            for (int causal = 0; causal < 2; causal++) {
+                double ms = 0.0;
+                char why[256];
+                p.batch = 16384 / n; p.nq = p.nk = n; p.causal = causal;
+                fprintf(stderr, "%s: bench backward d=%zu N=%zu causal=%d\n", PROGRAM, d, n, causal);
+                if (gpu_backward_cuda(&p, x.x[0], x.x[1], x.x[2], x.x[3], x.x[4], x.x[5], x.x[6],
+                                      x.x[7], (int)o->repeats, &ms, why) != 0)
+                    die_usage(PROGRAM, "cuda: %s", why);
+                const double tflops = 2.5 * ch10_flops(&p) / 1e9 / ms;
+                table_rowf(t, "%zu|%zu|%s|%.3f|%.1f", d, n, causal ? "yes" : "no", ms, tflops);
+                if (data) fprintf(data, "%zu %zu %d %.6f %.6f\n", d, n, causal, ms, tflops);
+            }
+        ch10_bwd_tensors_free(&x);
+    }
+    if (data) data_close(data);
+}
+
 int main(int argc, char **argv)
 {
     ch10_options o = ch10_defaults();
@@ -347,6 +555,8 @@ int main(int argc, char **argv)
     ch10_kernel_named(o.kernel);
     report *r = report_new(PROGRAM, o.json);
     if (o.bench) ch10_bench(&o, r);
+    else if (o.backward || o.dout_path || o.dq_path || o.dk_path || o.dv_path)
+        ch10_run_backward_on_files(&o, r);
     else if (o.q_path || o.k_path || o.v_path || o.out_path) ch10_run_on_files(&o, r);
     else ch10_run_seeded(&o, r);
     report_finish(r, stdout);

@@ -48,6 +48,49 @@ static int check_mma_on_device(void)
     return wrong != 0;
 }
 
+static int check_backward_on_device(size_t heads, size_t nq, size_t nk, size_t d, bool causal)
+{
+    attn_params p = attn_default(1, heads, nq, nk, d);
+    const size_t qo = heads * nq * d, kv = heads * nk * d, count[3] = { qo, kv, kv };
+    float *x[8];
+    double *exact[3], naive[3], bound[3], error[3];
+    char why[256] = "";
+    int failed = 0;
+    p.causal = causal;
+    for (int t = 0; t < 8; t++) x[t] = fa_alloc((t == 1 || t == 2 || t >= 6 ? kv : qo) * 4);
+    for (int g = 0; g < 3; g++) exact[g] = fa_alloc(count[g] * sizeof(double));
+    attn_draw_inputs(&p, (uint32_t)(nq * 7 + d), x[0], x[1], x[2]);
+    mt19937 gen;
+    mt_seed(&gen, (uint32_t)(nq * 7 + d) + 1);
+    torch_randn(&gen, x[3], qo);
+    gpu_backward_reference(&p, x[0], x[1], x[2], x[3], exact, naive, bound);
+    const int status = gpu_backward_cuda(&p, x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7],
+                                         0, NULL, why);
+    for (int g = 0; g < 3; g++) {
+        error[g] = status ? INFINITY : max_abs_diff_fd(x[5 + g], exact[g], count[g]);
+        failed += !(error[g] <= bound[g] && error[g] <= 1e-5);
+    }
+    printf("%s - backward heads=%zu nq=%zu nk=%zu d=%zu causal=%d: dQ %.3e (bound %.3e), "
+           "dK %.3e (%.3e), dV %.3e (%.3e)%s%s\n", failed ? "not ok" : "ok", heads, nq, nk, d,
+           causal, error[0], bound[0], error[1], bound[1], error[2], bound[2],
+           *why ? ": " : "", why);
+    for (int t = 0; t < 8; t++) fa_free(x[t]);
+    for (int g = 0; g < 3; g++) fa_free(exact[g]);
+    return failed != 0;
+}
+
+static int check_backward_cases(void)
+{
+    int failed = 0;
+    for (int causal = 0; causal < 2; causal++) {
+        failed += check_backward_on_device(1, 37, 45, 16, causal);
+        failed += check_backward_on_device(2, 21, 70, 8, causal);
+        failed += check_backward_on_device(1, 9, 40, 128, causal);
+        failed += check_backward_on_device(1, 100, 100, 16, causal);
+    }
+    return failed;
+}
+
 int main(void)
 {
     static const size_t lengths[] = { 1, 7, 33, 65, 1000 }, dims[] = { 1, 3, 16, 64, 128 };
@@ -64,6 +107,7 @@ int main(void)
     failed += check_on_device(8, 2048, 2048, 128, true, 1.0f);
     failed += check_on_device(1, 40, 40, 16, false, 1000.0f);
     failed += check_mma_on_device();
+    failed += check_backward_cases();
     printf("# %d check(s) failed\n", failed);
     return failed ? 1 : 0;
 }

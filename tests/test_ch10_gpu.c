@@ -8,11 +8,22 @@
 #include "attention.h"
 #include "gpu_attention.h"
 #include "gpu_emu_cuda.h"
+enum { CH10_BWD_TENSORS = 8 };
+typedef struct {
+    float *x[CH10_BWD_TENSORS];
+    size_t qo, kv;
+} ch10_bwd_tensors;
+ch10_bwd_tensors ch10_bwd_tensors_new(const attn_params *p, uint32_t seed);
+void ch10_bwd_tensors_free(ch10_bwd_tensors *t);
+
 typedef struct {
     const char *device, *kernel, *q_path, *k_path, *v_path, *out_path, *data_dir;
     bool causal, json, bench, cuda_info;
     long seed, batch, heads, seq, seq_k, dim, repeats;
     double scale;
+    const char *dout_path, *dq_path, *dk_path, *dv_path;
+    bool backward;
+    long bwd_dim;
 } ch10_options;
 typedef struct {
     gpu_kernel kernel;
@@ -268,3 +279,130 @@ Test(receipts, default_run_on_the_emulation)
     }
     free(json);
 }
+typedef struct {
+    attn_params p;
+    ch10_bwd_tensors t;
+    double *exact[3], naive[3], bound[3];
+} bwd_problem;
+
+static bwd_problem bwd_problem_new(size_t heads, size_t nq, size_t nk, size_t d,
+                                   bool causal, uint32_t seed)
+{
+    bwd_problem b = { .p = attn_default(1, heads, nq, nk, d) };
+    b.p.causal = causal;
+    b.t = ch10_bwd_tensors_new(&b.p, seed);
+    for (int g = 0; g < 3; g++) b.exact[g] = fa_alloc((g ? b.t.kv : b.t.qo) * sizeof(double));
+    gpu_backward_reference(&b.p, b.t.x[0], b.t.x[1], b.t.x[2], b.t.x[3], b.exact, b.naive,
+                           b.bound);
+    return b;
+}
+
+static void bwd_problem_free(bwd_problem *b)
+{
+    ch10_bwd_tensors_free(&b->t);
+    for (int g = 0; g < 3; g++) fa_free(b->exact[g]);
+}
+
+static void run_backward_emulated(bwd_problem *b, double error[3], emu_counts counts[3])
+{
+    for (int i = 4; i < 8; i++)
+        for (size_t e = 0; e < (i == 4 || i == 5 ? b->t.qo : b->t.kv); e++) b->t.x[i][e] = NAN;
+    gpu_backward_emulated(&b->p, b->t.x[0], b->t.x[1], b->t.x[2], b->t.x[3], b->t.x[4],
+                          b->t.x[5], b->t.x[6], b->t.x[7], counts);
+    for (int g = 0; g < 3; g++)
+        error[g] = max_abs_diff_fd(b->t.x[5 + g], b->exact[g], g ? b->t.kv : b->t.qo);
+}
+
+static void check_backward(size_t heads, size_t nq, size_t nk, size_t d, bool causal)
+{
+    bwd_problem b = bwd_problem_new(heads, nq, nk, d, causal, (uint32_t)(nq * 7 + d));
+    double error[3];
+    static const char *const names[3] = { "dQ", "dK", "dV" };
+    run_backward_emulated(&b, error, NULL);
+    for (int g = 0; g < 3; g++)
+        cr_assert(error[g] <= b.bound[g] && error[g] <= 1e-5,
+                  "heads=%zu nq=%zu nk=%zu d=%zu causal=%d: %s error %.3e, bound %.3e "
+                  "(naive fp32 %.3e)", heads, nq, nk, d, causal, names[g], error[g],
+                  b.bound[g], b.naive[g]);
+    bwd_problem_free(&b);
+}
+
+Test(backward, ragged_tiles_two_key_blocks)
+{
+    for (int causal = 0; causal < 2; causal++) {
+        check_backward(1, 37, 45, 16, causal);
+        check_backward(2, 21, 70, 8, causal);
+        check_backward(1, 70, 33, 4, causal);
+    }
+}
+
+Test(backward, head_dimensions)
+{
+    static const size_t dims[] = { 1, 3, 64, 100, 128 };
+    for (int i = 0; i < 5; i++)
+        for (int causal = 0; causal < 2; causal++) check_backward(1, 9, 40, dims[i], causal);
+}
+
+static void bwd_counts_by_formula(size_t heads, size_t nq, size_t nk, bool causal,
+                                  emu_counts c[3])
+{
+    c[1] = (emu_counts){ .launches = 1, .threads = 128, .blocks = heads * ((nq + 3) / 4),
+                         .warp_meetings = 5 * heads * nq };
+    c[2] = (emu_counts){ .launches = 1, .threads = 128, .blocks = heads * ((nk + 31) / 32) };
+    for (size_t k0 = 0; k0 < nk; k0 += 32) {
+        const size_t first = causal ? k0 / 8 * 8 : 0;
+        c[2].block_barriers += first < nq ? heads * 3 * ((nq - first + 7) / 8) : 0;
+    }
+}
+
+Test(backward, counts_match_the_formulas)
+{
+    for (int causal = 0; causal < 2; causal++) {
+        bwd_problem b = bwd_problem_new(2, 50, 70, 4, causal, 3);
+        emu_counts got[3], want[3];
+        double error[3];
+        run_backward_emulated(&b, error, got);
+        bwd_counts_by_formula(2, 50, 70, causal, want);
+        const emu_counts fwd = fused_counts_by_formula(2, 50, 70, causal);
+        cr_assert_eq(got[0].block_barriers, fwd.block_barriers, "causal=%d", causal);
+        for (int i = 1; i < 3; i++) {
+            cr_assert_eq(got[i].blocks, want[i].blocks, "launch %d causal=%d", i, causal);
+            cr_assert_eq(got[i].block_barriers, want[i].block_barriers, "launch %d", i);
+            cr_assert_eq(got[i].warp_meetings, want[i].warp_meetings, "launch %d", i);
+        }
+        bwd_problem_free(&b);
+    }
+}
+
+static __global__ void add_own_index(const void *args)
+{
+    float *sum = *(float *const *)args;
+    for (int r = 0; r < 100; r++) atomicAdd(sum, (float)(threadIdx.x + 1));
+}
+
+Test(backward, emulated_atomic_add_loses_nothing)
+{
+    float sum = 0.0f, *where = &sum;
+    emu_launch((emu_dim3){ 4, 1, 1 }, (emu_dim3){ 128, 1, 1 }, add_own_index, &where, NULL);
+    cr_assert_eq(sum, 100.0f * 4 * 128 * 129 / 2);
+}
+
+Test(receipts, backward_of_the_default_run)
+{
+    const char *args[] = { "ch10_gpu", "--device", "cpu", "--json", NULL };
+    char *json = capture_stdout_of(chapter_main, 4, (char **)args);
+    emu_counts want[3];
+    char expect[32];
+    bwd_counts_by_formula(1, 100, 100, false, want);
+    cr_expect(json_fact_is(json, "bwd_blocks", fmt_int(expect, (long long)want[2].blocks)));
+    cr_expect(json_fact_is(json, "bwd_block_barriers",
+                           fmt_int(expect, (long long)want[2].block_barriers)));
+    cr_expect(json_fact_is(json, "bwd_dsum_warp_meetings",
+                           fmt_int(expect, (long long)want[1].warp_meetings)));
+    char *ratio = json_fact(json, "bwd_worst_ratio");
+    cr_assert_not_null(ratio);
+    cr_expect(strtod(ratio, NULL) <= 2.0, "bwd_worst_ratio = %s", ratio);
+    free(ratio);
+    free(json);
+}
+

@@ -2,7 +2,13 @@
 # deps.sh — make sure the tools the book needs are installed.
 # As root, missing Debian packages are installed with apt-get; otherwise the
 # exact install line is printed and the build stops.
+# Chapter 10's nvcc: from PATH, /usr/local/cuda, or else NVIDIA's pinned wheels
+# installed into a build-local virtual environment ($CUDA_VENV); when that
+# cannot be done (no network), the build goes on without CUDA.
 set -u
+CUDA_VENV=${CUDA_VENV:-.build/cuda-venv}
+CUDA_WHEELS="nvidia-cuda-nvcc==13.0.88 nvidia-nvvm==13.0.88 nvidia-cuda-runtime==13.0.88 \
+nvidia-cuda-crt==13.0.88 nvidia-cuda-cccl==13.0.85"
 PACKAGES="noweb pandoc nodejs libcriterion-dev gnuplot-nox texlive-latex-recommended \
 texlive-latex-extra texlive-xetex texlive-fonts-recommended lmodern fonts-dejavu-core libjs-katex \
 libopenblas-dev python3 gcc make clang libclang-rt-14-dev valgrind"
@@ -27,12 +33,32 @@ need_file /usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf fonts-dejavu-core
 kpsewhich fvextra.sty >/dev/null 2>&1 || missing="$missing texlive-latex-extra"
 kpsewhich lmodern.sty >/dev/null 2>&1 || missing="$missing lmodern"
 kpsewhich pzdr.tfm >/dev/null 2>&1 || missing="$missing texlive-fonts-recommended"
-[ -z "$missing" ] && exit 0
+have_nvcc() {
+    command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ] ||
+        ls "$CUDA_VENV"/lib/python3*/site-packages/nvidia/cu13/bin/nvcc >/dev/null 2>&1
+}
+if ! have_nvcc; then   # the wheels need a venv and nvcc a C++ compiler
+    PACKAGES="$PACKAGES python3-venv g++"
+    python3 -c 'import ensurepip' >/dev/null 2>&1 || missing="$missing python3-venv"
+    need g++ g++
+fi
+cuda_wheels() {
+    have_nvcc && return 0
+    echo "deps: no nvcc: installing NVIDIA's CUDA compiler wheels into $CUDA_VENV" >&2
+    if python3 -m venv "$CUDA_VENV" >&2 &&
+        "$CUDA_VENV/bin/pip" install -q --timeout 30 --retries 1 $CUDA_WHEELS >&2; then
+        return 0
+    fi
+    rm -rf "$CUDA_VENV"
+    echo "deps: the CUDA wheels could not be installed; chapter 10 builds without CUDA" >&2
+}
+[ -z "$missing" ] && { cuda_wheels; exit 0; }
 line="apt-get install -y --no-install-recommends $PACKAGES"
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "deps: installing:$missing" >&2
     export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq && apt-get install -y -qq --no-install-recommends $PACKAGES >&2 && exit 0
+    apt-get update -qq && apt-get install -y -qq --no-install-recommends $PACKAGES >&2 &&
+        { cuda_wheels; exit 0; }
     echo "deps: apt-get failed; run: $line" >&2
     exit 1
 fi
