@@ -45,12 +45,12 @@ int gpu_backward_cuda(const attn_params *p, const float *q, const float *k,
                       float *dv, int repeats, double *ms, char why[256]);
 
 /* exact[0..2] (caller's, double): dq, dk, dv by chapter 9's finite differences;
-   naive_error: chapter 9's naive float32 backward's max errors against them;
-   bound: what the GPU backward's may be, twice those and at least an ulp of the
-   largest exact element. Slow: for small problems */
+   naive_error, flash_error: chapter 9's float32 backwards' max errors against
+   them; bound: what the GPU backward's may be, twice the larger and at least an
+   ulp of the largest exact element. Slow: for small problems */
 void gpu_backward_reference(const attn_params *p, const float *q, const float *k,
                             const float *v, const float *dout, double *const exact[3],
-                            double naive_error[3], double bound[3]);
+                            double naive_error[3], double flash_error[3], double bound[3]);
 
 /* what the fused kernel's error may be: twice the larger of naive_error (the
    naive kernel's) and chapter 4's tiled kernel's in 16 x 32 tiles, and at least

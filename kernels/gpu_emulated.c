@@ -121,23 +121,26 @@ double gpu_fused_error_bound(const attn_params *p, const float *q, const float *
 
 void gpu_backward_reference(const attn_params *p, const float *q, const float *k,
                             const float *v, const float *dout, double *const exact[3],
-                            double naive_error[3], double bound[3])
+                            double naive_error[3], double flash_error[3], double bound[3])
 {
     const size_t heads = p->batch * p->heads, qo = heads * p->nq * p->d,
                  kv = heads * p->nk * p->d, count[3] = { qo, kv, kv };
-    float *o = fa_alloc(fa_mul(qo, 4)), *probs = fa_alloc(fa_mul(fa_mul(heads, p->nq), fa_mul(p->nk, 4)));
+    float *o = fa_alloc(fa_mul(qo, 4)), *lse = fa_alloc(fa_mul(heads * p->nq, 4)),
+          *probs = fa_alloc(fa_mul(fa_mul(heads, p->nq), fa_mul(p->nk, 4)));
     float *grad[3] = { fa_alloc(fa_mul(qo, 4)), fa_alloc(fa_mul(kv, 4)), fa_alloc(fa_mul(kv, 4)) };
     attention_grad_fd(p, q, k, v, dout, exact[0], exact[1], exact[2]);
     attention_forward_keep_p(p, q, k, v, o, probs, 1, NULL);
     attention_backward_naive(p, q, k, v, probs, dout, grad[0], grad[1], grad[2], 1, NULL);
+    for (int g = 0; g < 3; g++) naive_error[g] = max_abs_diff_fd(grad[g], exact[g], count[g]);
+    attention_forward_lse(p, q, k, v, o, lse, 1, NULL);
+    attention_backward_flash(p, q, k, v, o, lse, dout, grad[0], grad[1], grad[2], 1, NULL);
     for (int g = 0; g < 3; g++) {
         double top = 0.0;
         for (size_t i = 0; i < count[g]; i++) top = fmax(top, fabs(exact[g][i]));
-        naive_error[g] = max_abs_diff_fd(grad[g], exact[g], count[g]);
-        bound[g] = 2 * fmax(naive_error[g], ldexp(top, -23));
+        flash_error[g] = max_abs_diff_fd(grad[g], exact[g], count[g]);
+        bound[g] = 2 * fmax(fmax(naive_error[g], flash_error[g]), ldexp(top, -23));
     }
     for (int g = 0; g < 3; g++) fa_free(grad[g]);
-    fa_free(probs);
-    fa_free(o);
+    fa_free(probs); fa_free(lse); fa_free(o);
 }
 

@@ -53,7 +53,7 @@ static int check_backward_on_device(size_t heads, size_t nq, size_t nk, size_t d
     attn_params p = attn_default(1, heads, nq, nk, d);
     const size_t qo = heads * nq * d, kv = heads * nk * d, count[3] = { qo, kv, kv };
     float *x[8];
-    double *exact[3], naive[3], bound[3], error[3];
+    double *exact[3], naive[3], flash[3], bound[3], error[3];
     char why[256] = "";
     int failed = 0;
     p.causal = causal;
@@ -63,7 +63,7 @@ static int check_backward_on_device(size_t heads, size_t nq, size_t nk, size_t d
     mt19937 gen;
     mt_seed(&gen, (uint32_t)(nq * 7 + d) + 1);
     torch_randn(&gen, x[3], qo);
-    gpu_backward_reference(&p, x[0], x[1], x[2], x[3], exact, naive, bound);
+    gpu_backward_reference(&p, x[0], x[1], x[2], x[3], exact, naive, flash, bound);
     const int status = gpu_backward_cuda(&p, x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7],
                                          0, NULL, why);
     for (int g = 0; g < 3; g++) {
