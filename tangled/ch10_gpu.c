@@ -386,7 +386,7 @@ static void ch10_run_backward_on_files(const ch10_options *o, report *r)
     ch10_require_shape_of_q(&t[3], &t[0]);
     ch10_apply_file_options(o, &p);
     const bool cuda = ch10_use_cuda(o->device);
-    for (int i = 4; i < 8; i++) t[i] = tensor_new(t[i % 2 ? 2 : 0].ndim, t[i % 2 ? 2 : 0].shape);
+    for (int i = 4; i < 8; i++) t[i] = tensor_new(t[i < 6 ? 0 : 1].ndim, t[i < 6 ? 0 : 1].shape);
     const float *const in[4] = { t[0].data, t[1].data, t[2].data, t[3].data };
     float *const out[4] = { t[4].data, t[5].data, t[6].data, t[7].data };
     ch10_run_backward(cuda, &p, in, out, NULL);

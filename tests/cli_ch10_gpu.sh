@@ -67,5 +67,29 @@ if ! $prog --cuda-info > /dev/null; then
     refuses "--device cuda without a device" --device cuda $files $out
     refuses "--bench without a device" --bench
 fi
+./ch09_backward --batch 2 --heads 3 --seq 37 --seq-k 45 --dim 5 --seed 4 \
+    --save "$tmp/b" > /dev/null || fail "./ch09_backward --save (is it built?)"
+bin="--q $tmp/b/q.npy --k $tmp/b/k.npy --v $tmp/b/v.npy --dout $tmp/b/dout.npy"
+for flags in "" "--causal"; do
+    ./ch09_backward $bin --out "$tmp/c9.o" --dq "$tmp/c9.dq" --dk "$tmp/c9.dk" \
+        --dv "$tmp/c9.dv" --threads 1 $flags > /dev/null || fail "./ch09_backward '$flags'"
+    $prog --device cpu --backward $bin --out "$tmp/g.o" --dq "$tmp/g.dq" --dk "$tmp/g.dk" \
+        --dv "$tmp/g.dv" $flags > /dev/null || fail "--backward '$flags' failed"
+    for pair in "o 1110" "dq 1110" "dk 1350" "dv 1350"; do
+        set -- $pair
+        diff=$(largest_diff "$tmp/g.$1" "$tmp/c9.$1" $2)
+        if smaller "$diff" 1e-5; then pass "--backward '$flags': $1 as chapter 9's ($diff)"
+        else fail "--backward '$flags': $1 differs from chapter 9's by $diff"; fi
+    done
+done
+bout="--out $tmp/out.npy --dq $tmp/x.dq --dk $tmp/x.dk --dv $tmp/x.dv"
+refuses "--backward without files" --device cpu --backward
+refuses "--dv missing" --device cpu $bin --out "$tmp/out.npy" --dq "$tmp/x.dq" --dk "$tmp/x.dk"
+refuses "dout of the wrong shape" --device cpu --q "$tmp/b/q.npy" --k "$tmp/b/k.npy" \
+    --v "$tmp/b/v.npy" --dout "$tmp/b/k.npy" $bout
+refuses "a truncated dout" --device cpu --q "$tmp/b/q.npy" --k "$tmp/b/k.npy" \
+    --v "$tmp/b/v.npy" --dout "$tmp/short.npy" $bout
+refuses "k and v that differ" --device cpu --backward --q "$tmp/b/q.npy" --k "$tmp/b/k.npy" \
+    --v "$tmp/b/q.npy" --dout "$tmp/b/dout.npy" $bout
 [ "$failures" -eq 0 ] || { echo "# $failures command-line test(s) failed"; exit 1; }
 echo "# all command-line tests of ch10_gpu passed"
