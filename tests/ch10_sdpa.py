@@ -47,6 +47,28 @@ def sdpa_point(torch, out, repeats, d, n, causal, dtype):
                                           flops / ms / 1e9))
     out.flush()
 
+def backward_sweep(torch, out, repeats):
+    out.write("# backward: d N causal dtype ms tflops\n")
+    for d in (64, 128):
+        for n in (1024, 2048, 4096, 8192, 16384):
+            for causal in (False, True):
+                for dtype in (torch.float32, torch.bfloat16):
+                    sdpa_backward_point(torch, out, repeats, d, n, causal, dtype)
+
+def sdpa_backward_point(torch, out, repeats, d, n, causal, dtype):
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+    b, h = 16384 // n, 2048 // d
+    q, k, v = (torch.randn(b, h, n, d, device="cuda", dtype=dtype, requires_grad=True)
+               for _ in range(3))
+    o = sdpa(q, k, v, is_causal=causal)
+    dout = torch.randn_like(o)
+    ms = median_ms(torch, lambda: torch.autograd.grad(o, (q, k, v), dout, retain_graph=True),
+                   repeats)
+    flops = 2.5 * 4 * b * h * n * n * d / (2 if causal else 1)
+    out.write("%d %d %d %s %.4f %.2f\n" % (d, n, causal, str(dtype).split(".")[-1], ms,
+                                          flops / ms / 1e9))
+    out.flush()
+
 def main():
     parser = argparse.ArgumentParser(description="PyTorch SDPA on the CUDA device")
     parser.add_argument("--out", required=True, help="the data file to write")
@@ -65,6 +87,7 @@ def main():
                   datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")))
         ceilings(torch, out, args.repeats)
         sweep(torch, out, args.repeats)
+        backward_sweep(torch, out, args.repeats)
     return 0
 
 if __name__ == "__main__":
