@@ -25,6 +25,7 @@ typedef struct {
     const void *args;
     pthread_barrier_t block_meet;
     size_t block_meetings;
+    size_t atomics;                     /* atomicAdd calls, summed after the join */
     emu_warp *warps;
 } emu_launch_state;
 
@@ -33,6 +34,7 @@ typedef struct {
     unsigned linear, lane;            /* index in the block, index in the warp */
     emu_warp *warp;
     int phase;                        /* row of slots for the next shuffle */
+    size_t atomics;                   /* this thread's atomicAdd calls */
 } emu_thread;
 
 static _Thread_local emu_thread *emu_self;
@@ -86,6 +88,7 @@ float emu_atomic_add_float(float *address, float value)
         memcpy(&sum_bits, &sum, sizeof sum_bits);
     } while (!__atomic_compare_exchange_n(bits, &seen, sum_bits, false, __ATOMIC_RELAXED,
                                           __ATOMIC_RELAXED));
+    emu_self->atomics++;
     return before;
 }
 
@@ -169,6 +172,7 @@ void emu_launch(emu_dim3 grid, emu_dim3 block, emu_kernel_fn *kernel,
         counts->threads += threads;
         counts->block_barriers += L.block_meetings;
         for (unsigned w = 0; w < warps; w++) counts->warp_meetings += L.warps[w].meetings;
+        counts->atomics += L.atomics;
     }
     for (unsigned w = 0; w < warps; w++) pthread_barrier_destroy(&L.warps[w].meet);
     pthread_barrier_destroy(&L.block_meet);
@@ -202,6 +206,7 @@ static void run_threads(emu_launch_state *L, unsigned threads)
         }
     }
     for (unsigned t = 0; t < threads; t++) pthread_join(ids[t], NULL);
+    for (unsigned t = 0; t < threads; t++) L->atomics += team[t].atomics;
     pthread_attr_destroy(&attr);
     fa_free(ids);
     fa_free(team);

@@ -9,6 +9,7 @@ typedef struct {
     size_t launches, blocks, threads;   /* kernels launched, blocks run, threads started */
     size_t block_barriers;              /* meetings of a block at __syncthreads */
     size_t warp_meetings;               /* meetings of a warp: shuffles and __syncwarp */
+    size_t atomics;                     /* atomicAdd calls */
 } emu_counts;
 typedef void emu_kernel_fn(const void *args);
 /* runs kernel(args) as a grid of blocks on OS threads; adds to counts (may be NULL) */

@@ -518,6 +518,8 @@ static void ch10_report_backward(report *r, const attn_params *p, const ch10_bwd
                         fmt_int(b, (long long)runs[0].counts[2].block_barriers));
     report_fact_labeled(r, "bwd_dsum_warp_meetings", "backward: pre-pass warp meetings",
                         fmt_int(b, (long long)runs[0].counts[1].warp_meetings));
+    report_fact_labeled(r, "bwd_atomics", "backward: atomic adds into dQ",
+                        fmt_int(b, (long long)runs[0].counts[2].atomics));
 }
 
 static void ch10_bench_backward(const ch10_options *o, report *r)

@@ -343,7 +343,7 @@ Test(backward, head_dimensions)
         for (int causal = 0; causal < 2; causal++) check_backward(1, 9, 40, dims[i], causal);
 }
 
-static void bwd_counts_by_formula(size_t heads, size_t nq, size_t nk, bool causal,
+static void bwd_counts_by_formula(size_t heads, size_t nq, size_t nk, size_t d, bool causal,
                                   emu_counts c[3])
 {
     c[1] = (emu_counts){ .launches = 1, .threads = 128, .blocks = heads * ((nq + 3) / 4),
@@ -352,6 +352,7 @@ static void bwd_counts_by_formula(size_t heads, size_t nq, size_t nk, bool causa
     for (size_t k0 = 0; k0 < nk; k0 += 32) {
         const size_t first = causal ? k0 / 8 * 8 : 0;
         c[2].block_barriers += first < nq ? heads * 3 * ((nq - first + 7) / 8) : 0;
+        c[2].atomics += first < nq ? heads * (nq - first) * d : 0;
     }
 }
 
@@ -362,13 +363,14 @@ Test(backward, counts_match_the_formulas)
         emu_counts got[3], want[3];
         double error[3];
         run_backward_emulated(&b, error, got);
-        bwd_counts_by_formula(2, 50, 70, causal, want);
+        bwd_counts_by_formula(2, 50, 70, 4, causal, want);
         const emu_counts fwd = fused_counts_by_formula(2, 50, 70, causal);
         cr_assert_eq(got[0].block_barriers, fwd.block_barriers, "causal=%d", causal);
         for (int i = 1; i < 3; i++) {
             cr_assert_eq(got[i].blocks, want[i].blocks, "launch %d causal=%d", i, causal);
             cr_assert_eq(got[i].block_barriers, want[i].block_barriers, "launch %d", i);
             cr_assert_eq(got[i].warp_meetings, want[i].warp_meetings, "launch %d", i);
+            cr_assert_eq(got[i].atomics, want[i].atomics, "launch %d causal=%d", i, causal);
         }
         bwd_problem_free(&b);
     }
@@ -383,8 +385,10 @@ static __global__ void add_own_index(const void *args)
 Test(backward, emulated_atomic_add_loses_nothing)
 {
     float sum = 0.0f, *where = &sum;
-    emu_launch((emu_dim3){ 4, 1, 1 }, (emu_dim3){ 128, 1, 1 }, add_own_index, &where, NULL);
+    emu_counts c = { 0 };
+    emu_launch((emu_dim3){ 4, 1, 1 }, (emu_dim3){ 128, 1, 1 }, add_own_index, &where, &c);
     cr_assert_eq(sum, 100.0f * 4 * 128 * 129 / 2);
+    cr_assert_eq(c.atomics, 100 * 4 * 128);
 }
 
 Test(receipts, backward_of_the_default_run)
@@ -393,12 +397,13 @@ Test(receipts, backward_of_the_default_run)
     char *json = capture_stdout_of(chapter_main, 4, (char **)args);
     emu_counts want[3];
     char expect[32];
-    bwd_counts_by_formula(1, 100, 100, false, want);
+    bwd_counts_by_formula(1, 100, 100, 16, false, want);
     cr_expect(json_fact_is(json, "bwd_blocks", fmt_int(expect, (long long)want[2].blocks)));
     cr_expect(json_fact_is(json, "bwd_block_barriers",
                            fmt_int(expect, (long long)want[2].block_barriers)));
     cr_expect(json_fact_is(json, "bwd_dsum_warp_meetings",
                            fmt_int(expect, (long long)want[1].warp_meetings)));
+    cr_expect(json_fact_is(json, "bwd_atomics", fmt_int(expect, (long long)want[2].atomics)));
     char *ratio = json_fact(json, "bwd_worst_ratio");
     cr_assert_not_null(ratio);
     cr_expect(strtod(ratio, NULL) <= 2.0, "bwd_worst_ratio = %s", ratio);
