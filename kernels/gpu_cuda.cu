@@ -201,7 +201,8 @@ extern "C" int gpu_backward_cuda(const attn_params *p, const float *q, const flo
     f.q = b.q = mem[0]; f.k = b.k = mem[1]; f.v = b.v = mem[2]; f.o = mem[3]; b.o = mem[3];
     b.dout = mem[4]; b.dq = mem[5]; b.dk = mem[6]; b.dv = mem[7];
     f.lse = mem[8]; b.lse = mem[8]; b.dsum = mem[9];
-    for (int t = 3; t < 8; t++) CUDA_TRY(cudaMemset(mem[t], 0xff, bytes[t]));
+    for (int t = 3; t < 8; t++)
+        if (t != 4) CUDA_TRY(cudaMemset(mem[t], 0xff, bytes[t]));   /* all but dO */
     CUDA_TRY(launch_on_device(GPU_FUSED, f));
     CUDA_TRY(launch_backward_on_device(b));
     CUDA_TRY(cudaDeviceSynchronize());
