@@ -385,12 +385,14 @@ static void ch10_run_backward_on_files(const ch10_options *o, report *r)
     attn_params p = attn_params_from_tensors(PROGRAM, &t[0], &t[1], &t[2]);
     ch10_require_shape_of_q(&t[3], &t[0]);
     ch10_apply_file_options(o, &p);
+    for (int i = 4; i < 8; i++) npy_refuse_same_file(PROGRAM, paths[i], paths, 4);
     const bool cuda = ch10_use_cuda(o->device);
     for (int i = 4; i < 8; i++) t[i] = tensor_new(t[i < 6 ? 0 : 1].ndim, t[i < 6 ? 0 : 1].shape);
     const float *const in[4] = { t[0].data, t[1].data, t[2].data, t[3].data };
     float *const out[4] = { t[4].data, t[5].data, t[6].data, t[7].data };
     ch10_run_backward(cuda, &p, in, out, NULL);
-    for (int i = 4; i < 8; i++) npy_write_or_exit(PROGRAM, paths[i], &t[i]);
+    npy_write_all_or_exit(PROGRAM, 4, paths + 4,
+                          (const tensor *const[]){ &t[4], &t[5], &t[6], &t[7] });
     report_fact_labeled(r, "device", "device", cuda ? "cuda" : "cpu (emulated)");
     report_fact_labeled(r, "pass", "pass", "forward saving L, D pre-pass, backward");
     for (int i = 0; i < 8; i++) tensor_free(&t[i]);

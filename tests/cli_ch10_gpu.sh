@@ -91,5 +91,11 @@ refuses "a truncated dout" --device cpu --q "$tmp/b/q.npy" --k "$tmp/b/k.npy" \
     --v "$tmp/b/v.npy" --dout "$tmp/short.npy" $bout
 refuses "k and v that differ" --device cpu --backward --q "$tmp/b/q.npy" --k "$tmp/b/k.npy" \
     --v "$tmp/b/q.npy" --dout "$tmp/b/dout.npy" $bout
+refuses "--dq onto --q" --device cpu $bin --out "$tmp/out.npy" --dq "$tmp/b/q.npy" \
+    --dk "$tmp/x.dk" --dv "$tmp/x.dv"
+refuses "--dv in no directory" --device cpu $bin --out "$tmp/out.npy" --dq "$tmp/x.dq" \
+    --dk "$tmp/x.dk" --dv "$tmp/no/dir/dv.npy"
+if [ -e "$tmp/x.dq" ] || [ -e "$tmp/x.dk" ]; then fail "--dv in no directory left a partial result"
+else pass "--dv in no directory leaves no partial result"; fi
 [ "$failures" -eq 0 ] || { echo "# $failures command-line test(s) failed"; exit 1; }
 echo "# all command-line tests of ch10_gpu passed"
