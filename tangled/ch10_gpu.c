@@ -273,7 +273,10 @@ static void ch10_run_on_files(const ch10_options *o, report *r)
                       npy_read_or_exit(PROGRAM, o->k_path),
                       npy_read_or_exit(PROGRAM, o->v_path) };
     attn_params p = attn_params_from_tensors(PROGRAM, &qkv[0], &qkv[1], &qkv[2]);
-    ch10_apply_file_options(o, &p);
+    p.causal = o->causal;
+    if (o->scale > 0) p.scale = (float)o->scale;
+    const char *problem = gpu_params_problem(&p);
+    if (problem) die_usage(PROGRAM, "%s", problem);
     const bool cuda = ch10_use_cuda(o->device);
     tensor out = tensor_new(qkv[0].ndim, qkv[0].shape);
     emu_counts counts;
