@@ -99,24 +99,6 @@ void ch05_measure(ch05_problem *pr, ch05_results *r)
     measure_unrescaled(pr, r);
 }
 
-static void write_sweep(ch05_problem *pr, const char *dir)
-{
-    FILE *f = data_file(dir, "ch05_error.dat");
-    fprintf(f, "# size  tiled_error  window_difference  unrescaled_error  "
-               "(causal, n = %zu)\n", pr->p.nq);
-    for (size_t b = 16; b <= pr->p.nq && b <= 1024; b *= 2) {
-        attn_params p = pr->p, w = pr->p;
-        p.causal = w.causal = true;
-        p.block_q = p.block_k = b;
-        w.window = (long)b;
-        const double tiled = ch05_tiled_error(pr, &p, attn_online_update, NULL);
-        const double window = ch05_tiled_error(pr, &w, attn_online_update, NULL);
-        const double unrescaled = ch05_tiled_error(pr, &p, ch05_update_unrescaled, NULL);
-        fprintf(f, "%zu %.6e %.6e %.6e\n", b, tiled, window, unrescaled);
-    }
-    data_close(f);
-}
-
 ch05_problem ch05_problem_new(const ch05_options *o)
 {
     const size_t n = (size_t)o->seq;
@@ -260,6 +242,24 @@ static void report_other_facts(report *rep, const ch05_results *r)
                         fmt_num(b, r->unrescaled_error));
     report_fact_labeled(rep, "mean_abs_output", "mean |O|, exact causal attention",
                         fmt_num(b, r->mean_abs_output));
+}
+
+static void write_sweep(ch05_problem *pr, const char *dir)
+{
+    FILE *f = data_file(dir, "ch05_error.dat");
+    fprintf(f, "# size  tiled_error  window_difference  unrescaled_error  "
+               "(causal, n = %zu)\n", pr->p.nq);
+    for (size_t b = 16; b <= pr->p.nq && b <= 1024; b *= 2) {
+        attn_params p = pr->p, w = pr->p;
+        p.causal = w.causal = true;
+        p.block_q = p.block_k = b;
+        w.window = (long)b;
+        const double tiled = ch05_tiled_error(pr, &p, attn_online_update, NULL);
+        const double window = ch05_tiled_error(pr, &w, attn_online_update, NULL);
+        const double unrescaled = ch05_tiled_error(pr, &p, ch05_update_unrescaled, NULL);
+        fprintf(f, "%zu %.6e %.6e %.6e\n", b, tiled, window, unrescaled);
+    }
+    data_close(f);
 }
 
 static void parse_ch05_options(int argc, char **argv, ch05_options *o)
