@@ -71,6 +71,7 @@ help:
 	@echo "make check-student  make student, then: no solutions in it, make grade works there"
 	@echo "make bench      the benchmark of chapters 8 on (minutes): results in chapters/recorded/bench.txt;"
 	@echo "                PYTHON=/path/to/python adds PyTorch as a peer, BENCH_ARGS=--quick a short sweep"
+	@echo "make metrics    pages per chapter, main-text composition, HTML page weights (METRICS_BEFORE=DIR compares a built older checkout)"
 	@echo "make clean      remove everything built"
 	@echo "make peer-check PYTHON=/path/to/python   compare live with a PyTorch (never needed by make or check)"
 
@@ -342,7 +343,11 @@ $(B)/check/cli_%.log: tests/cli_%.sh $(PROGRAMS) FORCE
 # sideways scrolling; first, the checker's self-test shows that the static
 # checks can fail.
 # (make check runs it too: prerequisites add up across rules.)
-.PHONY: check-html clean-html
+.PHONY: check-html clean-html metrics
+# Not part of check: the reading path in numbers, from the built book.
+metrics: book/index.html book/flash-attention.pdf
+	python3 $(TOOLS)/book-metrics.py $(if $(METRICS_BEFORE),--before $(METRICS_BEFORE)) .
+
 check: check-html
 check-html: $(B)/check/html.log
 $(B)/check/html.log: book/index.html book/flash-attention.pdf $(TOOLS)/check-html.py FORCE

@@ -12,8 +12,10 @@ book.log) and the HTML pages (book/*.html).  It prints Markdown tables:
   matter), from the table of contents and the page count in the log;
 * what each chapter's MAIN TEXT is made of, in non-blank lines: prose, and
   code classified as algorithm, plumbing or tests (see classify()); the
-  main text is everything before `## The program` and, in a chapter
-  without one, everything before `## Exercises` (the whole chapter);
+  main text is everything before the first closing section (`## The
+  program`, `## The tests`, and the older `## Tests`, `## Testing the
+  claims`, or `## Exercises`); the whole text is everything before
+  `## Exercises`;
 * the HTML pages' weights: bytes of every page, the largest, the total
   (HTML only: the stylesheet, KaTeX's fonts and the figures are shared).
 
@@ -29,7 +31,7 @@ import sys
 
 DEF = re.compile(r"^<<(.+)>>=\s*$")
 USE = re.compile(r"(?<!@)<<(.+?)>>(?!=)")
-CLOSING = re.compile(r"^## (The program|Exercises)\b")
+CLOSING = re.compile(r"^## (The program|The tests|Tests|Testing the claims|Exercises)\s*(\{.*\})?$")
 HARNESS_FILES = re.compile(r"^kernels/(harness|random|memory|tensor|npy|report|options|"
                            r"timing|datafile|test_support|printf_check)\.[ch]$")
 # Chunk names that say they are plumbing: the program's options, main,
@@ -168,10 +170,15 @@ def book_files(tree):
 
 
 TOC = re.compile(r"\\contentsline \{chapter\}\{(?:\\numberline \{([^}]*)\})?(.*?)\}\{(\d+)\}")
+TOC_LINE = re.compile(r"\\contentsline \{(chapter|section)\}\{(?:\\numberline \{([^}]*)\})?(.*?)\}\{(\d+)\}")
+CLOSING_TITLE = re.compile(r"^(The program|The tests|Tests|Testing the claims|Exercises)$")
 
 
 def pdf_pages(tree):
-    """[(label, pages)] for every chapter-level entry of the PDF's contents."""
+    """[(label, pages, title, main)] for every chapter-level entry of the
+    PDF's contents; MAIN is the pages before its first closing section (The
+    program, The tests, Tests, Testing the claims or Exercises), counting
+    the page that section starts on, or None when it has none."""
     aux = os.path.join(tree, ".build", "pdf-aux")
     try:
         toc = open(os.path.join(aux, "book.toc"), encoding="utf-8", errors="replace").read()
@@ -179,14 +186,18 @@ def pdf_pages(tree):
     except OSError:
         return []
     total = re.search(r"Output written on .*?\((\d+) pages", log)
-    entries = [(num or title, int(page)) for num, title, page in TOC.findall(toc)]
-    titles = {num or title: ("%s %s" % (num, title)).strip() for num, title, _ in TOC.findall(toc)}
+    entries = []
+    for level, num, title, page in TOC_LINE.findall(toc):
+        if level == "chapter":
+            entries.append([num or title, int(page), ("%s %s" % (num, title)).strip(), None])
+        elif entries and entries[-1][3] is None and CLOSING_TITLE.match(title):
+            entries[-1][3] = int(page) - entries[-1][1] + 1
     out = []
-    for k, (label, start) in enumerate(entries):
+    for k, (label, start, title, main) in enumerate(entries):
         end = entries[k + 1][1] - 1 if k + 1 < len(entries) else (int(total.group(1)) if total else start)
-        out.append((label, end - start + 1, titles[label]))
+        out.append((label, end - start + 1, title, main))
     if total:
-        out.append(("whole book", int(total.group(1)), "whole book"))
+        out.append(("whole book", int(total.group(1)), "whole book", None))
     return out
 
 
@@ -207,7 +218,8 @@ def measure(tree):
         base = os.path.basename(f)
         if not re.match(r"ch\d+", base):
             continue
-        has_program = any(kind == "doc" and any(l.startswith("## The program") for l in lines)
+        has_program = any(kind == "doc" and any(CLOSING.match(l) and "Exercises" not in l
+                                                for l in lines)
                           for kind, _, lines in parts[f])
         comp[base.split("_")[0]] = (composition(parts[f], roots, True),
                                     composition(parts[f], roots, False), has_program)
@@ -226,18 +238,24 @@ def shares(count):
 
 def print_pdf(before, after):
     print("### PDF pages per part\n")
+    print("Main text: the pages up to the one where the part's first closing "
+          "section (The program, The tests, Tests, Testing the claims, Exercises) "
+          "starts.\n")
+    dash = lambda v: "–" if v is None else str(v)
     if before:
-        print("| part | before | after |\n| --- | ---: | ---: |")
-        b = {label: pages for label, pages, _ in before}
-        for label, pages, title in after:
-            print("| %s | %s | %d |" % (title, b.get(label, "–"), pages))
-        for label, pages, title in before:
-            if label not in {l for l, _, _ in after}:
-                print("| %s | %d | – |" % (title, pages))
+        print("| part | before | after | main text before | main text after |")
+        print("| --- | ---: | ---: | ---: | ---: |")
+        b = {label: (pages, main) for label, pages, _, main in before}
+        for label, pages, title, main in after:
+            bp, bm = b.get(label, (None, None))
+            print("| %s | %s | %d | %s | %s |" % (title, dash(bp), pages, dash(bm), dash(main)))
+        for label, pages, title, main in before:
+            if label not in b or label not in {l for l, _, _, _ in after}:
+                print("| %s | %d | – | %s | – |" % (title, pages, dash(main)))
     else:
-        print("| part | pages |\n| --- | ---: |")
-        for label, pages, title in after:
-            print("| %s | %d |" % (title, pages))
+        print("| part | pages | main text |\n| --- | ---: | ---: |")
+        for label, pages, title, main in after:
+            print("| %s | %d | %s |" % (title, pages, dash(main)))
     print()
 
 
@@ -287,6 +305,8 @@ def main(argv=None):
     print_pdf(before["pdf"] if before else None, after["pdf"])
     if before:
         print_comp("Before: each chapter's text without its exercises (lines)", before, "whole")
+        print_comp("Before: each chapter's text up to its first closing section (lines)",
+                   before, "main")
         print_comp("After: each chapter's main text, before The program (lines)", after, "main")
         print_comp("After: each chapter's whole text without its exercises (lines)", after, "whole")
     else:
