@@ -494,7 +494,8 @@ check-tsan: $(B)/check/tsan_ch10_gpu.log
 $(B)/check/tsan_ch10_gpu.log: $(B)/tsan/ch10_gpu FORCE
 	@mkdir -p $(B)/check
 	@echo "== ch10_gpu's emulated kernels under ThreadSanitizer"
-	@for args in "--heads 2 --seq 37 --seq-k 45 --dim 16" "--seq 20 --dim 3"; do \
+	@for args in "--heads 2 --seq 37 --seq-k 45 --dim 16" "--seq 20 --dim 3" \
+	  "--seq 130 --seq-k 150 --dim 64"; do \
 	  if TSAN_OPTIONS="halt_on_error=1 exitcode=66" $< --device cpu $$args > $@.out 2>&1; \
 	  then echo "ok - no data race: ch10_gpu $$args"; \
 	  else cat $@.out; echo "not ok - ThreadSanitizer: ch10_gpu $$args"; fi; \

@@ -147,6 +147,7 @@ void emu_cp_async_16(void *dst, const void *src, unsigned bytes)
                 emu_copies_pending);
         exit(1);
     }
+    memset(dst, 0xff, 16);                  /* the copy may land from now on */
     emu_copies[emu_copies_pending++] = (emu_copy){ dst, src, bytes, emu_groups_committed };
 }
 
