@@ -449,8 +449,10 @@ $(B)/cuda/%.o: $(B)/L/%.cu $(filter %.h %.cuh,$(ROOTS:%=$(B)/L/%)) | $(B)/roots.
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -I$(B)/L/kernels -c $< -o $@ 2> $(@:.o=.usage) \
 	  || { cat $(@:.o=.usage); rm -f $@; exit 1; }
-	@if grep -E '[1-9][0-9]* bytes spill (stores|loads)' $(@:.o=.usage); then \
-	  echo "$<: a kernel spills registers (see $(@:.o=.usage))"; rm -f $@; exit 1; fi
+	@awk '/Compiling entry function/ { kernel = $$7 " for " $$NF } \
+	  /bytes spill stores/ && ($$5 > 0 || $$9 > 0) { print kernel ":" $$0; spills = 1 } \
+	  END { exit spills }' $(@:.o=.usage) || \
+	  { echo "$<: a kernel spills registers (see $(@:.o=.usage))"; rm -f $@; exit 1; }
 
 ch10_gpu: $(CUDA_OBJ)
 ch10_gpu: LDLIBS += $(CUDA_LIBS)
