@@ -48,6 +48,7 @@ say "nvcc $("$nvcc" --version | grep -o "release.*")"
 say "gcc $(gcc -dumpfullversion), python $(python3 --version 2>&1)"
 
 step build 100 "$out/build.txt" sh "$0" --build || { say "the build failed: see build.txt"; exit 1; }
+grep -E '[1-9][0-9]* bytes spill' "$out/build.txt" | sed 's/^/gpu_run: SPILLS: /' | tee -a "$out/summary.txt"
 if ! info=$($build/ch10_gpu --cuda-info); then
     say "no CUDA device: $info; stopping before the GPU steps"
     exit 1
