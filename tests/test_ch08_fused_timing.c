@@ -248,6 +248,7 @@ static size_t fused_extra_bytes(int threads)
 Test(ch08, extra_memory_is_one_workspace_per_thread)
 {
     const size_t one = fused_extra_bytes(1), two = fused_extra_bytes(2);
+    cr_assert_gt(two, one, "a second thread adds a workspace of its own");
     for (int t = 3; t <= 6; t++)
         cr_expect_eq(fused_extra_bytes(t), one + (size_t)(t - 1) * (two - one),
                      "%d threads", t);
