@@ -7,7 +7,7 @@ set output out.'.'.term
 set title 'Per-block maximum and running maximum, row 0, blocks of 64'
 set xlabel 'block'
 set ylabel 'logit'
-set key bottom right
+set key outside below center horizontal
 set xrange [-1:32]
 file = data.'/ch02_firing.dat'
 plot file using 1:2 with points pt 7 ps 0.6 title 'block max', \

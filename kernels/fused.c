@@ -536,19 +536,34 @@ static void run_item(const fused_job *job, fused_workspace *w, fused_item it,
     if (!job->count_only)
         finish_item(w, rows, d, dp, job->o + (it.head * p->nq + it.q0) * d);
 }
-typedef struct { fused_job *job; attn_counts counts; } fused_worker;
+typedef struct { fused_job *job; fused_workspace w; attn_counts counts; } fused_worker;
 
 static void *worker_main(void *arg)
 {
     fused_worker *me = arg;
-    fused_workspace w = workspace_alloc(me->job->p, me->job->isa);
     for (;;) {
         const size_t i = atomic_fetch_add(&me->job->next, 1);
         if (i >= me->job->item_count) break;
-        run_item(me->job, &w, me->job->items[i], &me->counts);
+        run_item(me->job, &me->w, me->job->items[i], &me->counts);
     }
-    workspace_release(&w);
     return NULL;
+}
+static fused_worker *workers_prepare(fused_job *job, int n)
+{
+    fused_worker *workers = fa_alloc(fa_mul((size_t)n, sizeof *workers));
+    for (int t = 0; t < n; t++)
+        workers[t] = (fused_worker){ .job = job, .w = workspace_alloc(job->p, job->isa) };
+    return workers;
+}
+static attn_counts workers_retire(fused_worker *workers, int n)
+{
+    attn_counts total = { 0 };
+    for (int t = 0; t < n; t++) {
+        add_counts(&total, &workers[t].counts);
+        workspace_release(&workers[t].w);
+    }
+    fa_free(workers);
+    return total;
 }
 static int by_cost_then_place(const void *a, const void *b);
 
@@ -582,18 +597,15 @@ void add_counts(attn_counts *to, const attn_counts *c)
 }
 static attn_counts run_workers(fused_job *job, int n)
 {
-    fused_worker *workers = fa_alloc(fa_mul((size_t)n, sizeof *workers));
+    fused_worker *workers = workers_prepare(job, n);
     pthread_t *ids = fa_alloc(fa_mul((size_t)n, sizeof *ids));
-    for (int t = 0; t < n; t++) workers[t].job = job;
     for (int t = 1; t < n; t++)
         if (pthread_create(&ids[t], NULL, worker_main, &workers[t]) != 0)
             die_usage("attention_fused", "cannot start thread %d of %d", t + 1, n);
     worker_main(&workers[0]);
     for (int t = 1; t < n; t++) pthread_join(ids[t], NULL);
-    attn_counts total = { 0 };
-    for (int t = 0; t < n; t++) add_counts(&total, &workers[t].counts);
-    fa_free(ids); fa_free(workers);
-    return total;
+    fa_free(ids);
+    return workers_retire(workers, n);
 }
 void attention_fused(const attn_params *p, const float *q, const float *k,
                      const float *v, float *o, const fused_config *cfg,

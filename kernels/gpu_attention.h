@@ -9,7 +9,7 @@ extern "C" {
 #include <stdbool.h>
 #include "attention.h"
 #include "gpu_emu.h"
-typedef enum { GPU_NAIVE, GPU_FUSED } gpu_kernel;
+typedef enum { GPU_NAIVE, GPU_FUSED, GPU_TC } gpu_kernel;
 enum { GPU_MAX_DIM = 128 };     /* the largest head dimension the kernels take */
 /* NULL when the GPU kernels can run this problem, else why not */
 const char *gpu_params_problem(const attn_params *p);
@@ -31,6 +31,14 @@ int gpu_attention_cuda(gpu_kernel kernel, const attn_params *p, const float *q,
 void gpu_mma_emulated(const float *a, const float *b, const float *c, float *d);
 int  gpu_mma_cuda(const float *a, const float *b, const float *c, float *d,
                   char why[256]);
+
+/* NULL when this kernel can run the problem, else why not */
+const char *gpu_kernel_problem(gpu_kernel kernel, const attn_params *p);
+
+/* the error against exact of attention done plainly with Q, K, V and P rounded to
+   bf16 and float32 sums; the tensor-core kernel's bound is twice that */
+double gpu_bf16_naive_error(const attn_params *p, const float *q, const float *k,
+                            const float *v, const double *exact);
 
 enum { GPU_BWD_LAUNCHES = 3 };   /* forward with L, D pre-pass, main kernel */
 /* the forward (saving L) and the backward on the emulation: o, dq, dk, dv are

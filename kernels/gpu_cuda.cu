@@ -14,6 +14,30 @@ static int cuda_failed(char why[256], const char *call, cudaError_t e)
 #define CUDA_TRY(call) do { cudaError_t e_ = (call); \
     if (e_ != cudaSuccess) { status = cuda_failed(why, #call, e_); goto done; } } while (0)
 
+static cudaError_t gpu_tc_inputs_on_device(gpu_args *a, unsigned short **bf16)
+{
+    const size_t qn = (size_t)a->heads * a->nq * a->d, kn = (size_t)a->heads * a->nk * a->d;
+    cudaError_t e = cudaMalloc((void **)bf16, (qn + 2 * kn) * sizeof(unsigned short));
+    if (e != cudaSuccess) return e;
+    a->q16 = *bf16; a->k16 = *bf16 + qn; a->v16 = *bf16 + qn + kn;
+    const gpu_shape s = gpu_convert_shape(*a);
+    gpu_convert_bf16<<<dim3(s.x, s.y), s.threads>>>(*a);
+    return cudaGetLastError();
+}
+
+static cudaError_t launch_tc_on_device(gpu_args a)
+{
+    const gpu_shape s = gpu_tc_shape(a);
+    const unsigned width = gpu_tc_width(a.d);
+    const size_t bytes = gpu_tc_shared_bytes(width);
+    void (*kernel)(gpu_args) = width == 64 ? gpu_tc_forward_64 : gpu_tc_forward_128;
+    cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         (int)bytes);
+    if (e != cudaSuccess) return e;
+    kernel<<<dim3(s.x, s.y), s.threads, bytes>>>(a);
+    return cudaGetLastError();
+}
+
 extern "C" bool gpu_cuda_device(char text[256])
 {
     int count = 0, driver = 0;
@@ -39,6 +63,7 @@ extern "C" bool gpu_cuda_device(char text[256])
 static cudaError_t launch_on_device(gpu_kernel kernel, gpu_args a)
 {
     gpu_shape s;
+    if (kernel == GPU_TC) return launch_tc_on_device(a);
     if (kernel == GPU_FUSED) {
         s = gpu_fused_shape(a);
         gpu_fused_forward<<<dim3(s.x, s.y), s.threads>>>(a);
@@ -57,7 +82,8 @@ static size_t device_bytes(gpu_kernel kernel, gpu_args a)
 {
     const size_t qo = (size_t)a.heads * a.nq * a.d, kv = (size_t)a.heads * a.nk * a.d;
     const size_t scores = kernel == GPU_NAIVE ? (size_t)a.heads * a.nq * a.nk : 0;
-    return (2 * qo + 2 * kv + scores) * sizeof(float);
+    const size_t bf16 = kernel == GPU_TC ? (qo + 2 * kv) * sizeof(unsigned short) : 0;
+    return (2 * qo + 2 * kv + scores) * sizeof(float) + bf16;
 }
 
 static int refuse_memory(size_t need, size_t free_bytes, char why[256])
@@ -94,7 +120,7 @@ extern "C" int gpu_attention_cuda(gpu_kernel kernel, const attn_params *p, const
                                   const float *k, const float *v, float *o, int repeats,
                                   double *ms, char why[256])
 {
-    const char *problem = gpu_params_problem(p);
+    const char *problem = gpu_kernel_problem(kernel, p);
     if (problem) return snprintf(why, 256, "%s", problem), -1;
     gpu_args a = gpu_args_for(p, NULL, NULL, NULL, NULL), host = gpu_args_for(p, q, k, v, o);
     const size_t qo = (size_t)a.heads * a.nq * a.d * sizeof(float),
@@ -102,6 +128,7 @@ extern "C" int gpu_attention_cuda(gpu_kernel kernel, const attn_params *p, const
     size_t free_bytes = 0, total_bytes = 0;
     int status = 0;
     float *dq = NULL, *dk = NULL, *dv = NULL, *ds = NULL, *dout = NULL;
+    unsigned short *bf16 = NULL;          /* the tensor-core kernel's inputs */
     CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
     if (device_bytes(kernel, a) > free_bytes)
         return refuse_memory(device_bytes(kernel, a), free_bytes, why);
@@ -115,13 +142,14 @@ extern "C" int gpu_attention_cuda(gpu_kernel kernel, const attn_params *p, const
     CUDA_TRY(cudaMemcpy(dk, host.k, kv, cudaMemcpyHostToDevice));
     CUDA_TRY(cudaMemcpy(dv, host.v, kv, cudaMemcpyHostToDevice));
     a.q = dq; a.k = dk; a.v = dv; a.s = ds; a.o = dout;
+    if (kernel == GPU_TC) CUDA_TRY(gpu_tc_inputs_on_device(&a, &bf16));
     CUDA_TRY(cudaMemset(dout, 0xff, qo));
     CUDA_TRY(launch_on_device(kernel, a));
     CUDA_TRY(cudaDeviceSynchronize());
     CUDA_TRY(cudaMemcpy(host.o, dout, qo, cudaMemcpyDeviceToHost));
     if (repeats > 0) CUDA_TRY(time_runs(kernel, a, repeats, ms));
 done:
-    cudaFree(dq); cudaFree(dk); cudaFree(dv); cudaFree(ds); cudaFree(dout);
+    cudaFree(dq); cudaFree(dk); cudaFree(dv); cudaFree(ds); cudaFree(dout); cudaFree(bf16);
     return status;
 }
 

@@ -151,6 +151,38 @@ void emu_mma_bf16_m16n8k16(float d[4], const unsigned a[4], const unsigned b[2],
     }
 }
 
+enum { EMU_COPIES_IN_FLIGHT = 64 };
+typedef struct { void *dst; const void *src; unsigned bytes; size_t group; } emu_copy;
+static _Thread_local emu_copy emu_copies[EMU_COPIES_IN_FLIGHT];
+static _Thread_local unsigned emu_copies_pending;
+static _Thread_local size_t emu_groups_committed;
+
+void emu_cp_async_16(void *dst, const void *src, unsigned bytes)
+{
+    if (emu_copies_pending == EMU_COPIES_IN_FLIGHT || bytes > 16) {
+        fprintf(stderr, "emulation: cp.async of %u bytes, %u in flight\n", bytes,
+                emu_copies_pending);
+        exit(1);
+    }
+    memset(dst, 0xff, 16);                  /* the copy may land from now on */
+    emu_copies[emu_copies_pending++] = (emu_copy){ dst, src, bytes, emu_groups_committed };
+}
+
+void emu_cp_async_commit(void) { emu_groups_committed++; }
+
+void emu_cp_async_wait(unsigned groups)
+{
+    unsigned kept = 0;
+    for (unsigned i = 0; i < emu_copies_pending; i++) {
+        const emu_copy c = emu_copies[i];
+        if (c.group + groups < emu_groups_committed) {
+            memcpy(c.dst, c.src, c.bytes);
+            memset((char *)c.dst + c.bytes, 0, 16 - c.bytes);
+        } else emu_copies[kept++] = c;
+    }
+    emu_copies_pending = kept;
+}
+
 static void require_launch_shape(emu_dim3 grid, emu_dim3 block, unsigned threads);
 static void run_threads(emu_launch_state *L, unsigned threads);
 void emu_launch(emu_dim3 grid, emu_dim3 block, emu_kernel_fn *kernel,

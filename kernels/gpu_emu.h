@@ -24,6 +24,10 @@ float emu_shfl_xor_float(unsigned mask, float value, int lane_mask);
 void emu_mma_bf16_m16n8k16(float d[4], const unsigned a[4], const unsigned b[2],
                            const float c[4]);
 
+void emu_cp_async_16(void *dst, const void *src, unsigned bytes); /* cp.async.cg, 16 B */
+void emu_cp_async_commit(void);                                   /* cp.async.commit_group */
+void emu_cp_async_wait(unsigned groups);                          /* cp.async.wait_group */
+
 float emu_atomic_add_float(float *address, float value);   /* atomicAdd */
 
 #endif

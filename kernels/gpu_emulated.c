@@ -5,6 +5,7 @@
 #include "harness.h"
 #include "gpu_kernels.cuh"
 #include "backward.h"
+static void gpu_tc_emulated(gpu_args a, emu_counts *c);
 const char *gpu_params_problem(const attn_params *p)
 {
     const char *problem = attn_params_problem(p);
@@ -13,6 +14,15 @@ const char *gpu_params_problem(const attn_params *p)
     if (p->d > GPU_MAX_DIM) return "the GPU kernels take a head dimension of at most 128";
     if (p->nq > 1u << 30 || p->nk > 1u << 30) return "sequences longer than 2^30";
     if (p->batch * p->heads > 65535) return "more than 65535 batch x heads";
+    return NULL;
+}
+
+const char *gpu_kernel_problem(gpu_kernel kernel, const attn_params *p)
+{
+    const char *problem = gpu_params_problem(p);
+    if (problem || kernel != GPU_TC) return problem;
+    if (p->d % GPU_TC_CHUNK != 0)
+        return "the tensor-core kernel takes a head dimension that is a multiple of 8";
     return NULL;
 }
 
@@ -30,11 +40,12 @@ static void launch_on_emulation(gpu_shape s, emu_kernel_fn *kernel, const gpu_ar
 void gpu_attention_emulated(gpu_kernel kernel, const attn_params *p, const float *q,
                             const float *k, const float *v, float *o, emu_counts *counts)
 {
-    const char *problem = gpu_params_problem(p);
+    const char *problem = gpu_kernel_problem(kernel, p);
     if (problem) { fprintf(stderr, "gpu: error: %s\n", problem); exit(2); }
     gpu_args a = gpu_args_for(p, q, k, v, o);
     emu_counts c = { 0 };
     if (kernel == GPU_FUSED) launch_on_emulation(gpu_fused_shape(a), run_fused, &a, &c);
+    else if (kernel == GPU_TC) gpu_tc_emulated(a, &c);
     else {
         a.s = fa_alloc(fa_mul(fa_mul(a.heads, a.nq), fa_mul(a.nk, sizeof(float))));
         launch_on_emulation(gpu_scores_shape(a), run_scores, &a, &c);
@@ -51,6 +62,21 @@ void gpu_mma_emulated(const float *a, const float *b, const float *c, float *d)
 {
     const gpu_mma_args m = { a, b, c, d };
     emu_launch((emu_dim3){ 1, 1, 1 }, (emu_dim3){ GPU_WARP, 1, 1 }, run_mma_check, &m, NULL);
+}
+
+static void run_convert(const void *a) { gpu_convert_bf16(*(const gpu_args *)a); }
+static void run_tc_64(const void *a) { gpu_tc_forward_64(*(const gpu_args *)a); }
+static void run_tc_128(const void *a) { gpu_tc_forward_128(*(const gpu_args *)a); }
+
+static void gpu_tc_emulated(gpu_args a, emu_counts *c)
+{
+    const size_t qn = (size_t)a.heads * a.nq * a.d, kn = (size_t)a.heads * a.nk * a.d;
+    unsigned short *bf16 = fa_alloc(fa_mul(qn + 2 * kn, sizeof(unsigned short)));
+    a.q16 = bf16; a.k16 = bf16 + qn; a.v16 = bf16 + qn + kn;
+    launch_on_emulation(gpu_convert_shape(a), run_convert, &a, c);
+    launch_on_emulation(gpu_tc_shape(a), gpu_tc_width(a.d) == 64 ? run_tc_64 : run_tc_128,
+                        &a, c);
+    fa_free(bf16);
 }
 
 static void run_bwd_dsum(const void *a) { gpu_bwd_dsum(*(const gpu_bwd_args *)a); }
@@ -117,6 +143,56 @@ double gpu_fused_error_bound(const attn_params *p, const float *q, const float *
     for (size_t i = 0; i < count; i++) top = fmax(top, fabs(exact[i]));
     fa_free(o);
     return 2 * fmax(fmax(naive_error, tiled_error), ldexp(top, -23));
+}
+
+static float bf16_rounded(float x)
+{
+    const uint32_t u = (uint32_t)gpu_bf16_bits(x) << 16;
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+
+static float *bf16_rounded_copy(const float *x, size_t count)
+{
+    float *y = fa_alloc(fa_mul(count, sizeof(float)));
+    for (size_t i = 0; i < count; i++) y[i] = bf16_rounded(x[i]);
+    return y;
+}
+
+static double bf16_naive_row_error(const attn_params *p, const float *q, const float *k,
+                                   const float *v, const double *exact, size_t i, float *w)
+{
+    float m = -INFINITY, l = 0.0f, o[GPU_MAX_DIM] = { 0 };
+    double worst = 0.0;
+    for (size_t j = 0; j < p->nk; j++) {
+        float s = 0.0f;
+        for (size_t c = 0; c < p->d; c++) s += q[c] * k[j * p->d + c];
+        w[j] = p->causal && j > i ? -INFINITY : s * p->scale;
+        m = fmaxf(m, w[j]);
+    }
+    for (size_t j = 0; j < p->nk; j++) l += w[j] = m == -INFINITY ? 0.0f : expf(w[j] - m);
+    for (size_t j = 0; j < p->nk; j++) {
+        const float pj = bf16_rounded(l > 0 ? w[j] / l : 0.0f);
+        for (size_t c = 0; c < p->d; c++) o[c] += pj * v[j * p->d + c];
+    }
+    for (size_t c = 0; c < p->d; c++) worst = fmax(worst, fabs((double)o[c] - exact[c]));
+    return worst;
+}
+
+double gpu_bf16_naive_error(const attn_params *p, const float *q, const float *k,
+                            const float *v, const double *exact)
+{
+    const size_t qn = p->batch * p->heads * p->nq * p->d, kn = p->batch * p->heads * p->nk * p->d;
+    float *qr = bf16_rounded_copy(q, qn), *kr = bf16_rounded_copy(k, kn),
+          *vr = bf16_rounded_copy(v, kn), *w = fa_alloc(fa_mul(p->nk, sizeof(float)));
+    double worst = 0.0;
+    for (size_t h = 0; h < p->batch * p->heads; h++)
+        for (size_t i = 0; i < p->nq; i++)
+            worst = fmax(worst, bf16_naive_row_error(p, qr + (h * p->nq + i) * p->d,
+                                                     kr + h * p->nk * p->d, vr + h * p->nk * p->d,
+                                                     exact + (h * p->nq + i) * p->d, i, w));
+    fa_free(qr); fa_free(kr); fa_free(vr); fa_free(w);
+    return worst;
 }
 
 void gpu_backward_reference(const attn_params *p, const float *q, const float *k,

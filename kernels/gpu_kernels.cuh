@@ -32,6 +32,10 @@ enum { GPU_WARPS = 4, GPU_THREADS = GPU_WARP * GPU_WARPS, GPU_ROWS_PER_WARP = 4,
        GPU_BLOCK_Q = GPU_WARPS * GPU_ROWS_PER_WARP, GPU_BLOCK_K = GPU_WARP,
        GPU_SLICES = GPU_MAX_DIM / GPU_WARP, GPU_K_PITCH = GPU_MAX_DIM + 1 };
 
+enum { GPU_TC_WARPS = 4, GPU_TC_THREADS = GPU_TC_WARPS * GPU_WARP, GPU_TC_ROWS = 16,
+       GPU_TC_BLOCK_Q = GPU_TC_WARPS * GPU_TC_ROWS, GPU_TC_BLOCK_K = 64,
+       GPU_TC_CHUNK = 8, GPU_TC_PAD = 8 };
+
 typedef struct {
     const float *q, *k, *v;    /* (heads, nq, d) and (heads, nk, d) */
     float *s;                  /* naive only: (heads, nq, nk) scores, then probabilities */
@@ -39,6 +43,7 @@ typedef struct {
     unsigned nq, nk, d, heads; /* heads counts batch x heads */
     int causal;                /* top-left aligned, as in chapter 4 */
     float scale;
+    unsigned short *q16, *k16, *v16;   /* tensor-core kernel only: the inputs in bf16 */
     float *lse;                /* fused only, may be NULL: L = m + log l per query row */
 } gpu_args;
 
@@ -47,7 +52,7 @@ static inline gpu_args gpu_args_for(const attn_params *p, const float *q,
 {
     gpu_args a = { q, k, v, NULL, o, (unsigned)p->nq, (unsigned)p->nk,
                    (unsigned)p->d, (unsigned)(p->batch * p->heads),
-                   p->causal ? 1 : 0, p->scale, NULL };
+                   p->causal ? 1 : 0, p->scale, NULL, NULL, NULL, NULL };
     return a;
 }
 
@@ -81,6 +86,19 @@ static inline gpu_shape gpu_output_shape(gpu_args a)
 static inline gpu_shape gpu_fused_shape(gpu_args a)
 {
     gpu_shape s = { gpu_blocks_for(a.nq, GPU_BLOCK_Q), a.heads, GPU_THREADS };
+    return s;
+}
+
+static inline gpu_shape gpu_convert_shape(gpu_args a)
+{
+    const size_t n = (size_t)a.heads * (a.nq > a.nk ? a.nq : a.nk) * a.d;
+    gpu_shape s = { gpu_blocks_for(n, GPU_CELL_THREADS), 1, GPU_CELL_THREADS };
+    return s;
+}
+
+static inline gpu_shape gpu_tc_shape(gpu_args a)
+{
+    gpu_shape s = { gpu_blocks_for(a.nq, GPU_TC_BLOCK_Q), a.heads, GPU_TC_THREADS };
     return s;
 }
 
@@ -468,5 +486,251 @@ __global__ void gpu_mma_check(gpu_mma_args m)
     gpu_mma_bf16(d, a, b, c);
     for (unsigned e = 0; e < 4; e++) m.d[(g + 8 * (e / 2)) * 8 + 2 * t + e % 2] = d[e];
 }
+
+__global__ void gpu_convert_bf16(gpu_args a)
+{
+    const size_t e = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    const size_t qn = (size_t)a.heads * a.nq * a.d, kn = (size_t)a.heads * a.nk * a.d;
+    if (e < qn) a.q16[e] = (unsigned short)gpu_bf16_bits(a.q[e]);
+    if (e < kn) a.k16[e] = (unsigned short)gpu_bf16_bits(a.k[e]);
+    if (e < kn) a.v16[e] = (unsigned short)gpu_bf16_bits(a.v[e]);
+}
+
+typedef struct {
+    float m[2];                              /* rows g and g + 8: running max (log2 units) */
+    float l[2];                              /* this lane's share of each row's sum */
+    float acc[GPU_MAX_DIM / 8][4];           /* the rows' accumulator fragments */
+} gpu_tc_rows;
+
+#define GPU_TC_PITCH(width) ((width) + GPU_TC_PAD)   /* a tile row, padded */
+
+static inline unsigned gpu_tc_width(unsigned d) { return d <= 64 ? 64 : 128; }
+static inline size_t gpu_tc_shared_bytes(unsigned width)
+{
+    return 2 * 2 * GPU_TC_BLOCK_K * GPU_TC_PITCH(width) * sizeof(unsigned short);
+}
+
+#ifdef __CUDACC__
+#define GPU_TC_TILES extern __shared__ __align__(16) unsigned short gpu_tc_tiles[]
+#else
+#define GPU_TC_TILES static _Alignas(16) unsigned short \
+    gpu_tc_tiles[2 * 2 * GPU_TC_BLOCK_K * (GPU_MAX_DIM + GPU_TC_PAD)]
+#endif
+
+static __device__ __forceinline__ void gpu_cp_async_16(void *dst, const void *src,
+                                                       unsigned bytes)
+{
+#ifdef __CUDACC__
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
+                 :: "r"((unsigned)__cvta_generic_to_shared(dst)), "l"(src), "r"(bytes)
+                 : "memory");
+#else
+    emu_cp_async_16(dst, src, bytes);
+#endif
+}
+
+static __device__ __forceinline__ void gpu_cp_async_commit(void)
+{
+#ifdef __CUDACC__
+    asm volatile("cp.async.commit_group;" ::: "memory");
+#else
+    emu_cp_async_commit();
+#endif
+}
+
+static __device__ __forceinline__ void gpu_cp_async_wait_all_but_one(void)
+{
+#ifdef __CUDACC__
+    asm volatile("cp.async.wait_group 1;" ::: "memory");
+#else
+    emu_cp_async_wait(1);
+#endif
+}
+
+static __device__ __forceinline__ void gpu_tc_load_tile(unsigned short *tile,
+    const unsigned short *src, unsigned k0, unsigned nk, unsigned d, const unsigned width)
+{
+    const unsigned per_row = width / GPU_TC_CHUNK, pitch = GPU_TC_PITCH(width);
+    GPU_UNROLL
+    for (unsigned it = 0; it < GPU_TC_BLOCK_K * per_row / GPU_TC_THREADS; it++) {
+        const unsigned e = it * GPU_TC_THREADS + threadIdx.x;
+        const unsigned r = e / per_row, c = e % per_row * GPU_TC_CHUNK;
+        const bool inside = k0 + r < nk && c < d;
+        gpu_cp_async_16(tile + r * pitch + c, inside ? src + (size_t)(k0 + r) * d + c : src,
+                        inside ? 16u : 0u);
+    }
+}
+
+#ifdef __CUDACC__
+#define GPU_LOAD_BF16X2(p) (*(const unsigned *)(p))
+#else
+#define GPU_LOAD_BF16X2(p) ((unsigned)(p)[0] | (unsigned)(p)[1] << 16)
+#endif
+
+static __device__ __forceinline__ void gpu_tc_scores(float s[][4], unsigned qf[][4],
+    const unsigned short *ks, unsigned lane, const unsigned width)
+{
+    const unsigned pitch = GPU_TC_PITCH(width), g = lane / 4, t = lane % 4;
+    GPU_UNROLL
+    for (unsigned n = 0; n < GPU_TC_BLOCK_K / 8; n++) {
+        const unsigned short *key = ks + (8 * n + g) * pitch + 2 * t;
+        s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
+        GPU_UNROLL
+        for (unsigned kk = 0; kk < width / 16; kk++) {
+            const unsigned b[2] = { GPU_LOAD_BF16X2(key + 16 * kk),
+                                    GPU_LOAD_BF16X2(key + 16 * kk + 8) };
+            gpu_mma_bf16(s[n], qf[kk], b, s[n]);
+        }
+    }
+}
+
+static __device__ __forceinline__ void gpu_tc_load_q(unsigned qf[][4],
+    const unsigned short *q, unsigned row0, unsigned nq, unsigned d, unsigned lane,
+    const unsigned width)
+{
+    GPU_UNROLL
+    for (unsigned kk = 0; kk < width / 16; kk++) {
+        GPU_UNROLL
+        for (unsigned r = 0; r < 4; r++) {
+            const unsigned row = row0 + 8 * (r % 2), c = 16 * kk + 2 * (lane % 4) + 8 * (r / 2);
+            qf[kk][r] = row < nq && c < d ? GPU_LOAD_BF16X2(q + (size_t)row * d + c) : 0u;
+        }
+    }
+}
+
+#define GPU_LOG2E 1.4426950408889634f
+
+static __device__ __forceinline__ void gpu_tc_scale_and_mask(float s[][4], gpu_args a,
+    unsigned k0, unsigned q0, unsigned row0, unsigned lane)
+{
+    const float scale = a.scale * GPU_LOG2E;
+    const bool edge = k0 + GPU_TC_BLOCK_K > a.nk || (a.causal && k0 + GPU_TC_BLOCK_K > q0 + 1);
+    GPU_UNROLL
+    for (unsigned n = 0; n < GPU_TC_BLOCK_K / 8; n++) {
+        GPU_UNROLL
+        for (unsigned e = 0; e < 4; e++) {
+            const unsigned j = k0 + 8 * n + 2 * (lane % 4) + e % 2, i = row0 + 8 * (e / 2);
+            const bool hidden = edge && (j >= a.nk || (a.causal && j > i));
+            s[n][e] = hidden ? -INFINITY : s[n][e] * scale;
+        }
+    }
+}
+
+static __device__ __forceinline__ void gpu_tc_softmax_row(gpu_tc_rows *st, float s[][4],
+                                                          unsigned h, const unsigned width)
+{
+    float mx = -INFINITY, sum = 0.0f;
+    GPU_UNROLL
+    for (unsigned n = 0; n < GPU_TC_BLOCK_K / 8; n++) mx = fmaxf(mx, fmaxf(s[n][2 * h], s[n][2 * h + 1]));
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+    const float m_new = fmaxf(st->m[h], mx), base = m_new == -INFINITY ? 0.0f : m_new;
+    const float alpha = exp2f(st->m[h] - base);
+    GPU_UNROLL
+    for (unsigned n = 0; n < GPU_TC_BLOCK_K / 8; n++) {
+        GPU_UNROLL
+        for (unsigned e = 2 * h; e < 2 * h + 2; e++) {
+            s[n][e] = exp2f(s[n][e] - base);
+            sum += s[n][e];
+        }
+    }
+    st->m[h] = m_new;
+    st->l[h] = alpha * st->l[h] + sum;
+    GPU_UNROLL
+    for (unsigned n = 0; n < width / 8; n++) { st->acc[n][2 * h] *= alpha; st->acc[n][2 * h + 1] *= alpha; }
+}
+
+static __device__ __forceinline__ void gpu_tc_add_pv(gpu_tc_rows *st, float p[][4],
+    const unsigned short *vs, unsigned lane, const unsigned width)
+{
+    const unsigned pitch = GPU_TC_PITCH(width), g = lane / 4, t = lane % 4;
+    GPU_UNROLL
+    for (unsigned kk = 0; kk < GPU_TC_BLOCK_K / 16; kk++) {
+        const unsigned a[4] = { gpu_pack_bf16x2(p[2 * kk][0], p[2 * kk][1]),
+                                gpu_pack_bf16x2(p[2 * kk][2], p[2 * kk][3]),
+                                gpu_pack_bf16x2(p[2 * kk + 1][0], p[2 * kk + 1][1]),
+                                gpu_pack_bf16x2(p[2 * kk + 1][2], p[2 * kk + 1][3]) };
+        const unsigned short *rows = vs + (16 * kk + 2 * t) * pitch + g;
+        GPU_UNROLL
+        for (unsigned n = 0; n < width / 8; n++) {
+            const unsigned short *col = rows + 8 * n;
+            const unsigned b[2] = { col[0] | (unsigned)col[pitch] << 16,
+                                    col[8 * pitch] | (unsigned)col[9 * pitch] << 16 };
+            gpu_mma_bf16(st->acc[n], a, b, st->acc[n]);
+        }
+    }
+}
+
+static __device__ __forceinline__ void gpu_tc_fold_tile(gpu_tc_rows *st, gpu_args a,
+    unsigned qf[][4], const unsigned short *stage, unsigned k0, unsigned q0,
+    unsigned row0, unsigned lane, const unsigned width)
+{
+    float s[GPU_TC_BLOCK_K / 8][4];
+    gpu_tc_scores(s, qf, stage, lane, width);
+    gpu_tc_scale_and_mask(s, a, k0, q0, row0, lane);
+    gpu_tc_softmax_row(st, s, 0, width);
+    gpu_tc_softmax_row(st, s, 1, width);
+    gpu_tc_add_pv(st, s, stage + GPU_TC_BLOCK_K * GPU_TC_PITCH(width), lane, width);
+}
+
+static __device__ __forceinline__ void gpu_tc_finish(const gpu_tc_rows *st, gpu_args a,
+    unsigned row0, unsigned lane, const unsigned width)
+{
+    float *out = a.o + (size_t)blockIdx.y * a.nq * a.d;
+    GPU_UNROLL
+    for (unsigned h = 0; h < 2; h++) {
+        float l = st->l[h];
+        l += __shfl_xor_sync(0xffffffffu, l, 1);
+        l += __shfl_xor_sync(0xffffffffu, l, 2);
+        const unsigned i = row0 + 8 * h;
+        GPU_UNROLL
+        for (unsigned n = 0; n < width / 8; n++) {
+            const unsigned c = 8 * n + 2 * (lane % 4);
+            if (i >= a.nq || c >= a.d) continue;
+            out[(size_t)i * a.d + c] = l > 0.0f ? st->acc[n][2 * h] / l : 0.0f;
+            out[(size_t)i * a.d + c + 1] = l > 0.0f ? st->acc[n][2 * h + 1] / l : 0.0f;
+        }
+    }
+}
+
+static __device__ __forceinline__ void gpu_tc_forward_body(gpu_args a, const unsigned width)
+{
+    GPU_TC_TILES;
+    const unsigned lane = threadIdx.x % GPU_WARP, warp = threadIdx.x / GPU_WARP;
+    const unsigned q0 = blockIdx.x * GPU_TC_BLOCK_Q, row0 = q0 + warp * GPU_TC_ROWS + lane / 4;
+    const unsigned pitch = GPU_TC_PITCH(width);
+    const size_t head = blockIdx.y;
+    const unsigned short *k = a.k16 + head * a.nk * a.d, *v = a.v16 + head * a.nk * a.d;
+    const unsigned key_end = a.causal && q0 + GPU_TC_BLOCK_Q < a.nk ? q0 + GPU_TC_BLOCK_Q : a.nk;
+    const unsigned tiles = (key_end + GPU_TC_BLOCK_K - 1) / GPU_TC_BLOCK_K;
+    unsigned qf[GPU_MAX_DIM / 16][4];
+    gpu_tc_rows st;
+    st.m[0] = st.m[1] = -INFINITY;
+    st.l[0] = st.l[1] = 0.0f;
+    GPU_UNROLL
+    for (unsigned n = 0; n < width / 8; n++) st.acc[n][0] = st.acc[n][1] = st.acc[n][2] = st.acc[n][3] = 0.0f;
+    gpu_tc_load_q(qf, a.q16 + head * a.nq * a.d, row0, a.nq, a.d, lane, width);
+    gpu_tc_load_tile(gpu_tc_tiles, k, 0, a.nk, a.d, width);
+    gpu_tc_load_tile(gpu_tc_tiles + GPU_TC_BLOCK_K * pitch, v, 0, a.nk, a.d, width);
+    gpu_cp_async_commit();
+    for (unsigned j = 0; j < tiles; j++) {
+        if (j + 1 < tiles) {
+            unsigned short *next = gpu_tc_tiles + ((j + 1) % 2) * 2 * GPU_TC_BLOCK_K * pitch;
+            gpu_tc_load_tile(next, k, (j + 1) * GPU_TC_BLOCK_K, a.nk, a.d, width);
+            gpu_tc_load_tile(next + GPU_TC_BLOCK_K * pitch, v, (j + 1) * GPU_TC_BLOCK_K, a.nk, a.d,
+                             width);
+        }
+        gpu_cp_async_commit();
+        gpu_cp_async_wait_all_but_one();
+        __syncthreads();
+        gpu_tc_fold_tile(&st, a, qf, gpu_tc_tiles + (j % 2) * 2 * GPU_TC_BLOCK_K * pitch,
+                         j * GPU_TC_BLOCK_K, q0, row0, lane, width);
+        __syncthreads();
+    }
+    gpu_tc_finish(&st, a, row0, lane, width);
+}
+
+__global__ void gpu_tc_forward_64(gpu_args a) { gpu_tc_forward_body(a, 64); }
+__global__ void gpu_tc_forward_128(gpu_args a) { gpu_tc_forward_body(a, 128); }
 
 #endif

@@ -36,38 +36,6 @@ void ch05_update_unrescaled(size_t rows, size_t cols, size_t d, float *scores,
     }
 }
 
-ch05_problem ch05_problem_new(const ch05_options *o)
-{
-    const size_t n = (size_t)o->seq;
-    ch05_problem pr = { .p = attn_default((size_t)o->batch, (size_t)o->heads, n, n,
-                                          (size_t)o->dim) };
-    const size_t values = fa_mul(fa_mul((size_t)o->batch, (size_t)o->heads),
-                                 fa_mul(n, (size_t)o->dim));
-    fa_require(fa_mul(values, 4 * sizeof(float) + 2 * sizeof(double))
-                   + fa_mul(fa_mul(n, (size_t)o->dim + 1), sizeof(double)),
-               "the inputs, outputs and references");
-    pr.p.rng = rng_path_named(PROGRAM, o->rng);
-    draw_inputs(&pr.p, (uint32_t)o->seed, pr.qkv);
-    pr.count = tensor_count(&pr.qkv[0]);
-    pr.exact = fa_alloc(fa_mul(pr.count, sizeof(double)));
-    pr.exact_causal = fa_alloc(fa_mul(pr.count, sizeof(double)));
-    pr.out = fa_alloc(fa_mul(pr.count, sizeof(float)));
-    const float *q = pr.qkv[0].data, *k = pr.qkv[1].data, *v = pr.qkv[2].data;
-    attn_params causal = pr.p;
-    causal.causal = true;
-    attention_reference(&pr.p, q, k, v, pr.exact);
-    attention_reference(&causal, q, k, v, pr.exact_causal);
-    return pr;
-}
-
-void ch05_problem_free(ch05_problem *pr)
-{
-    for (int t = 0; t < 3; t++) tensor_free(&pr->qkv[t]);
-    fa_free(pr->exact);
-    fa_free(pr->exact_causal);
-    fa_free(pr->out);
-}
-
 double ch05_tiled_error(ch05_problem *pr, const attn_params *p, attn_update_fn *update,
                         attn_stats *stats)
 {
@@ -131,22 +99,36 @@ void ch05_measure(ch05_problem *pr, ch05_results *r)
     measure_unrescaled(pr, r);
 }
 
-static void write_sweep(ch05_problem *pr, const char *dir)
+ch05_problem ch05_problem_new(const ch05_options *o)
 {
-    FILE *f = data_file(dir, "ch05_error.dat");
-    fprintf(f, "# size  tiled_error  window_difference  unrescaled_error  "
-               "(causal, n = %zu)\n", pr->p.nq);
-    for (size_t b = 16; b <= pr->p.nq && b <= 1024; b *= 2) {
-        attn_params p = pr->p, w = pr->p;
-        p.causal = w.causal = true;
-        p.block_q = p.block_k = b;
-        w.window = (long)b;
-        const double tiled = ch05_tiled_error(pr, &p, attn_online_update, NULL);
-        const double window = ch05_tiled_error(pr, &w, attn_online_update, NULL);
-        const double unrescaled = ch05_tiled_error(pr, &p, ch05_update_unrescaled, NULL);
-        fprintf(f, "%zu %.6e %.6e %.6e\n", b, tiled, window, unrescaled);
-    }
-    data_close(f);
+    const size_t n = (size_t)o->seq;
+    ch05_problem pr = { .p = attn_default((size_t)o->batch, (size_t)o->heads, n, n,
+                                          (size_t)o->dim) };
+    const size_t values = fa_mul(fa_mul((size_t)o->batch, (size_t)o->heads),
+                                 fa_mul(n, (size_t)o->dim));
+    fa_require(fa_mul(values, 4 * sizeof(float) + 2 * sizeof(double))
+                   + fa_mul(fa_mul(n, (size_t)o->dim + 1), sizeof(double)),
+               "the inputs, outputs and references");
+    pr.p.rng = rng_path_named(PROGRAM, o->rng);
+    draw_inputs(&pr.p, (uint32_t)o->seed, pr.qkv);
+    pr.count = tensor_count(&pr.qkv[0]);
+    pr.exact = fa_alloc(fa_mul(pr.count, sizeof(double)));
+    pr.exact_causal = fa_alloc(fa_mul(pr.count, sizeof(double)));
+    pr.out = fa_alloc(fa_mul(pr.count, sizeof(float)));
+    const float *q = pr.qkv[0].data, *k = pr.qkv[1].data, *v = pr.qkv[2].data;
+    attn_params causal = pr.p;
+    causal.causal = true;
+    attention_reference(&pr.p, q, k, v, pr.exact);
+    attention_reference(&causal, q, k, v, pr.exact_causal);
+    return pr;
+}
+
+void ch05_problem_free(ch05_problem *pr)
+{
+    for (int t = 0; t < 3; t++) tensor_free(&pr->qkv[t]);
+    fa_free(pr->exact);
+    fa_free(pr->exact_causal);
+    fa_free(pr->out);
 }
 
 static void report_results(const ch05_options *o, const ch05_problem *pr,
@@ -260,6 +242,24 @@ static void report_other_facts(report *rep, const ch05_results *r)
                         fmt_num(b, r->unrescaled_error));
     report_fact_labeled(rep, "mean_abs_output", "mean |O|, exact causal attention",
                         fmt_num(b, r->mean_abs_output));
+}
+
+static void write_sweep(ch05_problem *pr, const char *dir)
+{
+    FILE *f = data_file(dir, "ch05_error.dat");
+    fprintf(f, "# size  tiled_error  window_difference  unrescaled_error  "
+               "(causal, n = %zu)\n", pr->p.nq);
+    for (size_t b = 16; b <= pr->p.nq && b <= 1024; b *= 2) {
+        attn_params p = pr->p, w = pr->p;
+        p.causal = w.causal = true;
+        p.block_q = p.block_k = b;
+        w.window = (long)b;
+        const double tiled = ch05_tiled_error(pr, &p, attn_online_update, NULL);
+        const double window = ch05_tiled_error(pr, &w, attn_online_update, NULL);
+        const double unrescaled = ch05_tiled_error(pr, &p, ch05_update_unrescaled, NULL);
+        fprintf(f, "%zu %.6e %.6e %.6e\n", b, tiled, window, unrescaled);
+    }
+    data_close(f);
 }
 
 static void parse_ch05_options(int argc, char **argv, ch05_options *o)

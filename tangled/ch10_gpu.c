@@ -18,6 +18,7 @@ typedef struct {
     long bwd_dim;                      /* the seeded backward's head dimension */
 } ch10_options;
 
+#define CH10_BF16_PEAK 989.4   /* TFLOP/s: dense bf16, H100/H200 SXM datasheet */
 typedef struct {
     gpu_kernel kernel;
     bool causal;
@@ -26,6 +27,11 @@ typedef struct {
     emu_counts counts;        /* zeros on a CUDA device */
 } ch10_run;
 enum { CH10_RUNS = 4 };
+
+typedef struct {
+    double error[2];          /* max |O - O_ref|, without and with the causal mask */
+    double bf16_naive[2];     /* the same for attention done plainly in bf16 */
+} ch10_tc_runs;
 
 typedef struct {
     bool causal;
@@ -41,6 +47,8 @@ typedef struct {
     size_t qo, kv;                /* elements of q (and o, dout, dq), of k (and v, dk, dv) */
 } ch10_bwd_tensors;
 
+static void ch10_report_tc(report *r, bool cuda, const attn_params *p, const tensor qkv[3]);
+void ch10_measure_tc(bool cuda, const attn_params *p, const tensor qkv[3], ch10_tc_runs *runs);
 ch10_options ch10_defaults(void);
 bool ch10_use_cuda(const char *device);
 void ch10_measure(bool cuda, const attn_params *p, const tensor qkv[3],
@@ -73,7 +81,8 @@ static void parse_ch10_options(int argc, char **argv, ch10_options *o)
     const option opts[] = {
         { "device", OPT_STRING, &o->device, 0, 0, "cpu|cuda",
           "where the kernels run (default: cuda when usable, else cpu)" },
-        { "kernel", OPT_STRING, &o->kernel, 0, 0, "naive|fused", "the kernel --out runs" },
+        { "kernel", OPT_STRING, &o->kernel, 0, 0, "naive|fused|tc",
+          "the kernel --out runs (tc: bf16 tensor cores)" },
         { "bench", OPT_FLAG, &o->bench, 0, 0, NULL, "measure TFLOP/s on the CUDA device" },
         { "repeats", OPT_INT, &o->repeats, 1, 1000, "N", "timed runs per benchmark point" },
         { "cuda-info", OPT_FLAG, &o->cuda_info, 0, 0, NULL,
@@ -111,7 +120,8 @@ static gpu_kernel ch10_kernel_named(const char *name)
 {
     if (strcmp(name, "naive") == 0) return GPU_NAIVE;
     if (strcmp(name, "fused") == 0) return GPU_FUSED;
-    die_usage(PROGRAM, "--kernel must be naive or fused (got '%s')", name);
+    if (strcmp(name, "tc") == 0) return GPU_TC;
+    die_usage(PROGRAM, "--kernel must be naive, fused or tc (got '%s')", name);
     return GPU_FUSED;
 }
 
@@ -193,6 +203,7 @@ static void ch10_run_seeded(const ch10_options *o, report *r)
     ch10_draw(&p, (uint32_t)o->seed, qkv);
     ch10_measure(cuda, &p, qkv, runs);
     ch10_report_runs(r, cuda, &p, runs);
+    ch10_report_tc(r, cuda, &p, qkv);
     ch10_backward_receipts(o, cuda, r);
     for (int t = 0; t < 3; t++) tensor_free(&qkv[t]);
 }
@@ -264,6 +275,46 @@ static void ch10_report_runs(report *r, bool cuda, const attn_params *p,
                         "not yet measured on a GPU");
 }
 
+void ch10_measure_tc(bool cuda, const attn_params *p, const tensor qkv[3], ch10_tc_runs *runs)
+{
+    const size_t count = tensor_count(&qkv[0]);
+    double *exact = fa_alloc(fa_mul(count, sizeof(double)));
+    float *out = fa_alloc(fa_mul(count, sizeof(float)));
+    emu_counts counts;
+    for (int mask = 0; mask < 2; mask++) {
+        attn_params pm = *p;
+        pm.causal = mask;
+        attention_reference(&pm, qkv[0].data, qkv[1].data, qkv[2].data, exact);
+        runs->bf16_naive[mask] = gpu_bf16_naive_error(&pm, qkv[0].data, qkv[1].data,
+                                                      qkv[2].data, exact);
+        ch10_run_kernel(cuda, GPU_TC, &pm, qkv, out, &counts);
+        runs->error[mask] = max_abs_diff_fd(out, exact, count);
+    }
+    fa_free(out);
+    fa_free(exact);
+}
+
+static void ch10_report_tc(report *r, bool cuda, const attn_params *p, const tensor qkv[3])
+{
+    char b[64];
+    ch10_tc_runs runs;
+    if (gpu_kernel_problem(GPU_TC, p)) {
+        report_fact_labeled(r, "tc_error", "tensor-core kernel", gpu_kernel_problem(GPU_TC, p));
+        return;
+    }
+    ch10_measure_tc(cuda, p, qkv, &runs);
+    report_fact_labeled(r, "tc_error", "tensor-core kernel, no mask", fmt_num(b, runs.error[0]));
+    report_fact_labeled(r, "tc_error_causal", "tensor-core kernel, causal",
+                        fmt_num(b, runs.error[1]));
+    report_fact_labeled(r, "tc_bf16_naive", "plain bf16 attention, no mask",
+                        fmt_num(b, runs.bf16_naive[0]));
+    report_fact_labeled(r, "tc_bf16_naive_causal", "plain bf16 attention, causal",
+                        fmt_num(b, runs.bf16_naive[1]));
+    snprintf(b, sizeof b, "%.2f", fmax(runs.error[0] / runs.bf16_naive[0],
+                                       runs.error[1] / runs.bf16_naive[1]));
+    report_fact_labeled(r, "tc_ratio", "tensor-core kernel: largest ratio to plain bf16", b);
+}
+
 static void ch10_run_on_files(const ch10_options *o, report *r)
 {
     if (!o->q_path || !o->k_path || !o->v_path || !o->out_path)
@@ -275,7 +326,7 @@ static void ch10_run_on_files(const ch10_options *o, report *r)
     attn_params p = attn_params_from_tensors(PROGRAM, &qkv[0], &qkv[1], &qkv[2]);
     p.causal = o->causal;
     if (o->scale > 0) p.scale = (float)o->scale;
-    const char *problem = gpu_params_problem(&p);
+    const char *problem = gpu_kernel_problem(kernel, &p);
     if (problem) die_usage(PROGRAM, "%s", problem);
     const bool cuda = ch10_use_cuda(o->device);
     tensor out = tensor_new(qkv[0].ndim, qkv[0].shape);
@@ -297,20 +348,21 @@ static double ch10_flops(const attn_params *p)
 }
 
 static void ch10_bench_point(const ch10_options *o, attn_params *p, const tensor qkv[3],
-                             float *out[2], table *t, FILE *data)
+                             float *out[3], table *t, FILE *data)
 {
-    double ms[2] = { 0, 0 };
+    double ms[3] = { 0, 0, 0 };
     char why[256], a[32];
-    for (int kernel = 0; kernel < 2; kernel++)
-        if (gpu_attention_cuda(kernel ? GPU_FUSED : GPU_NAIVE, p, qkv[0].data, qkv[1].data,
+    for (int kernel = 0; kernel < 3; kernel++)
+        if (gpu_attention_cuda((gpu_kernel)kernel, p, qkv[0].data, qkv[1].data,
                                qkv[2].data, out[kernel], (int)o->repeats, &ms[kernel], why))
             die_usage(PROGRAM, "cuda: %s", why);
     const double diff = ch10_max_diff(out[0], out[1], tensor_count(&qkv[0]));
     const double f = ch10_flops(p) / 1e9;
-    table_rowf(t, "%zu|%zu|%s|%.3f|%.1f|%.3f|%.1f|%s", p->d, p->nq, p->causal ? "yes" : "no",
-               ms[0], f / ms[0], ms[1], f / ms[1], fmt_num(a, diff));
-    if (data) fprintf(data, "%zu %zu %d %.6f %.6f %.6f %.6f\n", p->d, p->nq, p->causal,
-                      ms[0], f / ms[0], ms[1], f / ms[1]);
+    table_rowf(t, "%zu|%zu|%s|%.3f|%.1f|%.3f|%.1f|%.3f|%.1f|%.0f%%|%s", p->d, p->nq,
+               p->causal ? "yes" : "no", ms[0], f / ms[0], ms[1], f / ms[1], ms[2], f / ms[2],
+               100 * f / ms[2] / CH10_BF16_PEAK, fmt_num(a, diff));
+    if (data) fprintf(data, "%zu %zu %d %.6f %.6f %.6f %.6f %.6f %.6f\n", p->d, p->nq,
+                      p->causal, ms[0], f / ms[0], ms[1], f / ms[1], ms[2], f / ms[2]);
 }
 
 static double ch10_max_diff(const float *a, const float *b, size_t count)
@@ -327,13 +379,16 @@ static double ch10_max_diff(const float *a, const float *b, size_t count)
 static void ch10_bench(const ch10_options *o, report *r)
 {
     static const char *const columns[] = { "d", "N", "causal", "naive ms", "naive TFLOP/s",
-                                           "fused ms", "fused TFLOP/s", "max |diff|", NULL };
+                                           "fused ms", "fused TFLOP/s", "tc ms", "tc TFLOP/s",
+                                           "tc of peak", "max |diff|", NULL };
     char text[256];
     if (!gpu_cuda_device(text)) die_usage(PROGRAM, "--bench needs a CUDA device: %s", text);
     report_fact_labeled(r, "device", "device", text);
-    table *t = report_table(r, "bench", "fp32 kernels on the device", columns);
+    table *t = report_table(r, "bench", "The kernels on the device (tc: bf16 tensor cores)",
+                            columns);
     FILE *data = o->data_dir ? data_file(o->data_dir, "ch10_bench.dat") : NULL;
-    if (data) fprintf(data, "# d N causal naive_ms naive_tflops fused_ms fused_tflops\n");
+    if (data) fprintf(data, "# d N causal naive_ms naive_tflops fused_ms fused_tflops "
+                      "tc_ms tc_tflops\n");
     for (size_t d = 64; d <= 128; d *= 2) ch10_bench_dim(o, d, t, data);
     if (data) data_close(data);
     ch10_bench_backward(o, r);
@@ -343,16 +398,16 @@ static void ch10_bench_dim(const ch10_options *o, size_t d, table *t, FILE *data
 {
     attn_params p = attn_default(1, 2048 / d, 16384, 16384, d);
     tensor qkv[3];
-    float *out[2];
+    float *out[3];
     ch10_draw(&p, (uint32_t)o->seed, qkv);
-    for (int k = 0; k < 2; k++) out[k] = fa_alloc(fa_mul(tensor_count(&qkv[0]), sizeof(float)));
+    for (int k = 0; k < 3; k++) out[k] = fa_alloc(fa_mul(tensor_count(&qkv[0]), sizeof(float)));
     for (size_t n = 1024; n <= 16384; n *= 2)
         for (int causal = 0; causal < 2; causal++) {
             p.batch = 16384 / n; p.nq = p.nk = n; p.causal = causal;
             fprintf(stderr, "%s: bench d=%zu N=%zu causal=%d\n", PROGRAM, d, n, causal);
             ch10_bench_point(o, &p, qkv, out, t, data);
         }
-    for (int k = 0; k < 2; k++) fa_free(out[k]);
+    for (int k = 0; k < 3; k++) fa_free(out[k]);
     for (int k = 0; k < 3; k++) tensor_free(&qkv[k]);
 }
 

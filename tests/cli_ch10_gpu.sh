@@ -43,6 +43,18 @@ for flags in "" "--causal"; do
     done
 done
 
+./ch04_tiled --heads 2 --seq 70 --seq-k 90 --dim 16 --seed 5 --save "$tmp/t" > /dev/null ||
+    fail "./ch04_tiled --save"
+tc_files="--q $tmp/t/q.npy --k $tmp/t/k.npy --v $tmp/t/v.npy"
+for flags in "" "--causal"; do
+    ./ch04_tiled $tc_files --out "$tmp/ref.npy" --reference $flags > /dev/null
+    rm -f "$tmp/o.npy"
+    $prog --device cpu --kernel tc $tc_files --out "$tmp/o.npy" $flags > /dev/null
+    diff=$(largest_diff "$tmp/o.npy" "$tmp/ref.npy" $((2 * 70 * 16)))
+    if [ -s "$tmp/o.npy" ] && smaller "$diff" 0.015625; then pass "tc '$flags' near the reference ($diff)"
+    else fail "tc '$flags' differs from the reference by $diff"; fi
+done
+
 json=$($prog --device cpu --seq 20 --dim 8 --json)
 if printf '%s' "$json" | grep -q '"fused_error": "'; then pass "--json reports fused_error"
 else fail "--json has no fused_error"; fi
@@ -62,6 +74,7 @@ refuses "a truncated file" --q "$tmp/short.npy" --k "$tmp/s/k.npy" --v "$tmp/s/v
 refuses "q and k that do not fit" --device cpu --q "$tmp/wide/q.npy" --k "$tmp/s/k.npy" \
     --v "$tmp/s/v.npy" $out
 refuses "--q without --out" --device cpu $files
+refuses "tc with d = 5" --device cpu --kernel tc $files $out
 
 if ! $prog --cuda-info > /dev/null; then
     refuses "--device cuda without a device" --device cuda $files $out

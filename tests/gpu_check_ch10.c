@@ -48,6 +48,28 @@ static int check_mma_on_device(void)
     return wrong != 0;
 }
 
+static int check_tc_on_device(size_t heads, size_t nq, size_t nk, size_t d, bool causal)
+{
+    attn_params p = attn_default(1, heads, nq, nk, d);
+    const size_t count = heads * nq * d, kv = heads * nk * d;
+    float *q = fa_alloc(count * 4), *k = fa_alloc(kv * 4), *v = fa_alloc(kv * 4),
+          *o = fa_alloc(count * 4);
+    double *exact = fa_alloc(count * sizeof(double));
+    char why[256] = "";
+    p.causal = causal;
+    attn_draw_inputs(&p, (uint32_t)(nq * 31 + d), q, k, v);
+    attention_reference(&p, q, k, v, exact);
+    const int status = gpu_attention_cuda(GPU_TC, &p, q, k, v, o, 0, NULL, why);
+    const double error = status ? INFINITY : max_abs_diff_fd(o, exact, count);
+    const double plain = gpu_bf16_naive_error(&p, q, k, v, exact);
+    const int failed = !(error <= 2 * plain);
+    printf("%s - tc heads=%zu nq=%zu nk=%zu d=%zu causal=%d: %.3e (plain bf16 %.3e)%s%s\n",
+           failed ? "not ok" : "ok", heads, nq, nk, d, causal, error, plain,
+           *why ? ": " : "", why);
+    fa_free(q); fa_free(k); fa_free(v); fa_free(o); fa_free(exact);
+    return failed;
+}
+
 static int check_backward_on_device(size_t heads, size_t nq, size_t nk, size_t d, bool causal)
 {
     attn_params p = attn_default(1, heads, nq, nk, d);
@@ -104,6 +126,15 @@ int main(void)
                 failed += check_on_device(2, lengths[a], lengths[a], dims[b], causal, 1.0f);
                 failed += check_on_device(2, lengths[a], 50, dims[b], causal, 1.0f);
             }
+    static const size_t tc_dims[] = { 40, 64, 128 };
+    for (int a = 0; a < 5; a++)
+        for (int b = 0; b < 3; b++)
+            for (int causal = 0; causal < 2; causal++) {
+                failed += check_tc_on_device(2, lengths[a], lengths[a], tc_dims[b], causal);
+                failed += check_tc_on_device(2, lengths[a], 50, tc_dims[b], causal);
+            }
+    failed += check_tc_on_device(4, 2048, 2048, 128, true);
+    failed += check_tc_on_device(4, 2048, 1000, 64, false);
     failed += check_on_device(8, 2048, 2048, 128, true, 1.0f);
     failed += check_on_device(1, 40, 40, 16, false, 1000.0f);
     failed += check_mma_on_device();

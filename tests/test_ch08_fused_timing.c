@@ -234,3 +234,22 @@ Test(ch08, receipts_reproduce_the_counted_tables, .timeout = 120)
     free(ratio);
     free(json);
 }
+static size_t fused_extra_bytes(int threads)
+{
+    attn_params p = attn_default(1, 4, 512, 512, 64);
+    p.block_q = 64; p.block_k = 64;
+    const size_t before = fa_bytes_live();
+    fa_reset_peak();
+    const fused_config cfg = { .threads = threads, .count_only = true };
+    attention_fused(&p, NULL, NULL, NULL, NULL, &cfg, NULL);
+    return fa_bytes_peak() - before;
+}
+
+Test(ch08, extra_memory_is_one_workspace_per_thread)
+{
+    const size_t one = fused_extra_bytes(1), two = fused_extra_bytes(2);
+    cr_assert_gt(two, one, "a second thread adds a workspace of its own");
+    for (int t = 3; t <= 6; t++)
+        cr_expect_eq(fused_extra_bytes(t), one + (size_t)(t - 1) * (two - one),
+                     "%d threads", t);
+}

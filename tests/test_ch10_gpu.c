@@ -279,6 +279,109 @@ Test(receipts, default_run_on_the_emulation)
     }
     free(json);
 }
+static void check_tc(size_t heads, size_t nq, size_t nk, size_t d, bool causal)
+{
+    gpu_problem pr = gpu_problem_new(heads, nq, nk, d, causal, (uint32_t)(nq * 31 + d));
+    const double error = run_emulated(&pr, GPU_TC, NULL);
+    const double plain = gpu_bf16_naive_error(&pr.p, pr.q, pr.k, pr.v, pr.exact);
+    cr_assert(error <= 2 * plain, "tc heads=%zu nq=%zu nk=%zu d=%zu causal=%d: %.3e, "
+              "plain bf16 %.3e", heads, nq, nk, d, causal, error, plain);
+    gpu_problem_free(&pr);
+}
+
+Test(tc, width_64_ragged_tiles)
+{
+    check_tc(1, 70, 70, 64, false);
+    check_tc(1, 70, 70, 64, true);
+    check_tc(1, 1, 1, 64, false);
+    check_tc(1, 5, 1, 64, true);
+}
+
+Test(tc, width_128_with_other_key_lengths)
+{
+    check_tc(1, 33, 100, 128, false);
+    check_tc(1, 33, 100, 128, true);
+    check_tc(1, 100, 33, 128, true);
+}
+
+Test(tc, three_key_tiles_two_heads)
+{
+    check_tc(2, 130, 150, 64, false);
+    check_tc(2, 130, 150, 64, true);
+}
+
+Test(tc, head_dimensions_below_the_width)
+{
+    check_tc(1, 20, 70, 40, false);
+    check_tc(1, 20, 70, 40, true);
+    check_tc(1, 20, 70, 96, false);
+}
+
+Test(tc, huge_logits_stay_finite)
+{
+    gpu_problem pr = gpu_problem_new(1, 40, 80, 64, false, 3);
+    pr.p.scale *= 1000.0f;
+    attention_reference(&pr.p, pr.q, pr.k, pr.v, pr.exact);
+    const double error = run_emulated(&pr, GPU_TC, NULL);
+    for (size_t i = 0; i < pr.count; i++) cr_assert(isfinite(pr.o[i]), "%zu", i);
+    const double plain = gpu_bf16_naive_error(&pr.p, pr.q, pr.k, pr.v, pr.exact);
+    cr_assert(error <= 2 * plain, "%.3e, plain bf16 %.3e", error, plain);
+    gpu_problem_free(&pr);
+}
+
+Test(tc, refuses_what_it_cannot_load)
+{
+    attn_params p = attn_default(1, 1, 8, 8, 12);
+    cr_assert_null(gpu_kernel_problem(GPU_FUSED, &p));
+    cr_assert_not_null(gpu_kernel_problem(GPU_TC, &p));
+    p.d = 16;
+    cr_assert_null(gpu_kernel_problem(GPU_TC, &p));
+    p.d = GPU_MAX_DIM + 8;
+    cr_assert_str_eq(gpu_kernel_problem(GPU_TC, &p), gpu_params_problem(&p));
+}
+
+static emu_counts tc_counts_by_formula(size_t heads, size_t nq, size_t nk, size_t d,
+                                       bool causal)
+{
+    const size_t width = d <= 64 ? 64 : 128, elements = heads * (nq > nk ? nq : nk) * d;
+    emu_counts c = { .launches = 2, .threads = 256 + 128, .blocks = (elements + 255) / 256 };
+    for (size_t q0 = 0; q0 < nq; q0 += 64) {
+        const size_t key_end = causal && q0 + 64 < nk ? q0 + 64 : nk;
+        const size_t tiles = (key_end + 63) / 64;
+        c.blocks += heads;
+        c.block_barriers += heads * 2 * tiles;
+        c.warp_meetings += heads * 4 * (tiles * (2 * width + 4) + 4);
+    }
+    return c;
+}
+
+Test(tc, counts_match_the_formulas)
+{
+    for (int causal = 0; causal < 2; causal++) {
+        gpu_problem pr = gpu_problem_new(1, 150, 200, 16, causal, 1);
+        emu_counts got = { 0 }, want = tc_counts_by_formula(1, 150, 200, 16, causal);
+        run_emulated(&pr, GPU_TC, &got);
+        cr_assert(got.launches == want.launches && got.blocks == want.blocks &&
+                  got.threads == want.threads, "causal=%d", causal);
+        cr_assert_eq(got.block_barriers, want.block_barriers, "causal=%d", causal);
+        cr_assert_eq(got.warp_meetings, want.warp_meetings, "causal=%d", causal);
+        gpu_problem_free(&pr);
+    }
+}
+
+Test(receipts, tensor_core_kernel_within_twice_plain_bf16)
+{
+    const char *args[] = { "ch10_gpu", "--device", "cpu", "--json", NULL };
+    char *json = capture_stdout_of(chapter_main, 4, (char **)args);
+    char *ratio = json_fact(json, "tc_ratio"), *error = json_fact(json, "tc_error"), want[32];
+    gpu_problem pr = gpu_problem_new(1, 100, 100, 64, false, 0);
+    cr_assert(ratio && error);
+    cr_expect_str_eq(error, fmt_num(want, run_emulated(&pr, GPU_TC, NULL)));
+    cr_expect(strtod(ratio, NULL) > 0 && strtod(ratio, NULL) <= 2.0, "tc_ratio = %s", ratio);
+    gpu_problem_free(&pr);
+    free(ratio); free(error); free(json);
+}
+
 typedef struct {
     attn_params p;
     ch10_bwd_tensors t;

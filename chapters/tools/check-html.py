@@ -19,7 +19,9 @@ chapters/tools/summary.sh counts):
 * frame: every page but index.html carries the contents and previous / next
   links; index.html links to every page;
 * numbers: with --aux (the PDF's LaTeX .aux), the figures and tables of the
-  pages, in book order, carry the numbers the PDF gives them.
+  pages, in book order, carry the numbers the PDF gives them (figures and
+  tables compared each in their own order: LaTeX may float a figure past a
+  table).
 
 * rendered (--rendered, where headless Chromium is installed; otherwise one
   skipped line): each page laid out 412 px wide, a phone, neither scrolls
@@ -323,6 +325,10 @@ def main(argv):
         with open(aux, encoding="utf-8", errors="replace") as fh:
             pdf = AUX_FLOAT.findall(fh.read())
         web = float_numbers(root, book_order(root, pages["index.html"]))
+        # LaTeX floats a figure past a table (or back), never past another
+        # figure: compare the figures in order, then the tables in order.
+        pdf = [f for f in pdf if f[0] == "figure"] + [f for f in pdf if f[0] == "table"]
+        web = [f for f in web if f[0] == "figure"] + [f for f in web if f[0] == "table"]
         diff = ["HTML %s, PDF %s" % (" ".join(w) if w else "-", " ".join(p) if p else "-")
                 for w, p in zip(web + [None] * len(pdf), pdf + [None] * len(web))
                 if w != p]

@@ -15,6 +15,12 @@ BODY is pandoc's HTML fragment (no template) of the woven book, made with
   file): the page is ID.html.  index.html is the title page with the whole
   table of contents.
 * Every href="#x" is pointed at the page that holds id x.
+* A chapter's closing parts, "The program" and "The tests", start folded:
+  each becomes a <details> whose <summary> is its heading and a line
+  saying what it holds and how many chunks.  Every id stays on the page,
+  so links into a fold resolve; a few lines of inline script open the fold
+  that holds a link's target (browsers without it: the reader opens the
+  fold; Chromium also opens it on its own).
 * Each page gets the same frame: a bar with the book's name and a Contents
   button (a checkbox and CSS, no script), the table of contents (a sidebar on
   wide screens, a menu on narrow ones; the current part lists its sections),
@@ -81,6 +87,64 @@ def drop_line_anchors(body):
     body = re.sub(r'<span id="(?:cb\d+-\d+|chunk-[A-Za-z0-9]+-\d+-L\d+)">', "<span>", body)
     return re.sub(r'(<div class="sourceCode") id="(?:cb\d+|chunk-[A-Za-z0-9]+-\d+-code)"',
                   r"\1", body)
+
+
+# ---------------------------------------------------------------- folds
+
+# The closing parts of a chapter (chapters/README.md) and what each holds.
+FOLDED = {
+    "The program": "options, main, report code, figure data and scripts",
+    "The tests": "the Criterion tests and the command-line tests",
+}
+H2_AT = re.compile(r'<h2\b[^>]*?\bid="([^"]+)"[^>]*>(.*?)</h2>', re.S)
+CHUNK_DIV = re.compile(r'<div id="chunk-[^"]*" class="chunk"')
+FOOTNOTES = re.compile(r'<section\b[^>]*class="footnotes')
+
+# Opens the fold that holds the target of a link, on arrival and on a click
+# within the page.  Progressive enhancement: without it the folds still open
+# by hand.
+OPEN_FOLD_SCRIPT = """<script>
+(function () {
+  function open(id) {
+    for (var e = document.getElementById(id); e; e = e.parentElement)
+      if (e.tagName === 'DETAILS') e.open = true;
+  }
+  function fromHash() { if (location.hash) open(decodeURIComponent(location.hash.slice(1))); }
+  document.addEventListener('click', function (ev) {
+    var a = ev.target.closest && ev.target.closest('a[href*="#"]');
+    if (a && a.pathname === location.pathname) open(decodeURIComponent(a.hash.slice(1)));
+  });
+  window.addEventListener('hashchange', fromHash);
+  fromHash();
+})();
+</script>"""
+
+
+def fold_closing_parts(body):
+    """Wrap each "The program" / "The tests" part of a page (its heading up
+    to the next level-2 heading, or the footnotes, or the end) in a
+    <details> that starts closed.  Returns the body and the number of folds."""
+    heads = list(H2_AT.finditer(body))
+    out, at, folds = [], 0, 0
+    for k, m in enumerate(heads):
+        title = plain_heading(m.group(2))
+        if title not in FOLDED:
+            continue
+        end = heads[k + 1].start() if k + 1 < len(heads) else len(body)
+        foot = FOOTNOTES.search(body, m.end(), end)
+        if foot:
+            end = foot.start()
+        inner = body[m.end():end]
+        n = len(CHUNK_DIV.findall(inner))
+        summary = ('<summary>%s<span class="fold-note">%s \u2014 %d chunk%s</span>'
+                   '</summary>' % (m.group(0), FOLDED[title], n, "" if n == 1 else "s"))
+        out.append(body[at:m.start()])
+        out.append('<details class="closing-part">\n%s\n%s</details>\n'
+                   % (summary, inner))
+        at = end
+        folds += 1
+    out.append(body[at:])
+    return "".join(out), folds
 
 
 # ---------------------------------------------------------------- pages
@@ -276,7 +340,8 @@ def main(argv=None):
             os.remove(os.path.join(args.out, name))
     for k, p in enumerate(pages):
         nav = page_nav(pages, k)
-        main_html = "\n".join([nav, p.body.strip(), nav])
+        body, folds = fold_closing_parts(p.body.strip())
+        main_html = "\n".join([nav, body, nav] + ([OPEN_FOLD_SCRIPT] if folds else []))
         write(os.path.join(args.out, p.file),
               frame(args, "%s \u00b7 %s" % (text_of(p.title_html), args.title),
                     toc(pages, p, full=False), main_html))

@@ -13,8 +13,9 @@
 # links.  Next to the pages: book.css, KaTeX's stylesheet and fonts
 # (libjs-katex, OUTDIR/katex/) and the SVG figures the Markdown names as
 # fig/NAME (copied from the Markdown file's directory, .build/fig, into
-# OUTDIR/fig).  No page needs JavaScript.  Fails (non-zero) when pandoc
-# fails, a figure is missing or a formula does not parse.
+# OUTDIR/fig).  No page needs JavaScript (a few inline lines only open a
+# folded closing part that a link points into).  Fails (non-zero) when
+# pandoc fails, a figure is missing or a formula does not parse.
 # The title page shows the git commit (`git rev-parse --short HEAD`,
 # "unknown" outside git) and the date of the build.
 set -eu
