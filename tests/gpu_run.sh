@@ -12,6 +12,15 @@ if [ "${1:-}" = --build ]; then
             -I/usr/include/x86_64-linux-gnu/openblas-pthread"
     cuda_home=$(dirname "$(dirname "$nvcc")")
     rm -f $build/*.o $build/libfa.a
+    if printf '#include <cblas.h>\nint main(void) { return (int)cblas_sdot(0, 0, 1, 0, 1); }\n' |
+            gcc $cflags -x c - -lopenblas -o $build/blas_probe 2>/dev/null; then
+        blas=-lopenblas
+    else
+        echo "gpu_run: no OpenBLAS here: plain loops in its place (tests/cblas_fallback)"
+        blas=
+        cflags="-Itests/cblas_fallback $cflags"
+        gcc $cflags -c tests/cblas_fallback/cblas.c -o $build/cblas_fallback.o || exit 1
+    fi
     for f in kernels/*.c; do
         o=$build/$(basename "$f" .c).o
         gcc $cflags -c "$f" -o "$o" || echo "gpu_run: $f left out: it does not compile here"
@@ -25,7 +34,7 @@ if [ "${1:-}" = --build ]; then
           -o $build/gpu_cuda.main.o ||
       { echo "gpu_run: WARNING: nvcc -Werror failed; compiling without it";
         "$nvcc" $nvflags -Ikernels -c kernels/gpu_cuda.cu -o $build/gpu_cuda.main.o; }; } &&
-    libs="-L$cuda_home/lib64 -Wl,-rpath,$cuda_home/lib64 -lcudart -lstdc++ -lpthread -lm"
+    libs="-L$cuda_home/lib64 -Wl,-rpath,$cuda_home/lib64 -lcudart -lstdc++ $blas -lpthread -lm"
     gcc -o $build/ch10_gpu $build/ch10_gpu.main.o $build/gpu_cuda.main.o $build/libfa.a $libs &&
     gcc -o $build/gpu_check_ch10 $build/gpu_check_ch10.main.o $build/gpu_cuda.main.o \
         $build/libfa.a $libs
