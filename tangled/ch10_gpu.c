@@ -292,11 +292,13 @@ static void ch10_report_ldmatrix(report *r, bool cuda, const emu_counts *c)
     char b[64];
     static const unsigned widths[2] = { 64, 128 };
     for (int w = 0; w < 2; w++) {
-        char key[32];
+        char key[32], label[64];
         snprintf(key, sizeof key, "tc_loads_before_%u", widths[w]);
-        report_fact(r, key, fmt_int(b, ch10_tc_shared_loads(widths[w], false)));
+        snprintf(label, sizeof label, "shared loads per warp and tile, W = %u, before", widths[w]);
+        report_fact_labeled(r, key, label, fmt_int(b, ch10_tc_shared_loads(widths[w], false)));
         snprintf(key, sizeof key, "tc_loads_after_%u", widths[w]);
-        report_fact(r, key, fmt_int(b, ch10_tc_shared_loads(widths[w], true)));
+        snprintf(label, sizeof label, "shared loads per warp and tile, W = %u, ldmatrix", widths[w]);
+        report_fact_labeled(r, key, label, fmt_int(b, ch10_tc_shared_loads(widths[w], true)));
     }
     if (cuda) snprintf(b, sizeof b, "not counted on a GPU");
     else snprintf(b, sizeof b, "%g", gpu_tc_ldmatrix_per_warp_tile(c));
