@@ -35,6 +35,19 @@ int  gpu_mma_cuda(const float *a, const float *b, const float *c, float *d,
 /* NULL when this kernel can run the problem, else why not */
 const char *gpu_kernel_problem(gpu_kernel kernel, const attn_params *p);
 
+/* the four 8x8 matrices m (row-major, one after another) through one warp's
+   ldmatrix.x4 and ldmatrix.x4.trans: out[8 * lane + i] is register i of the plain
+   form, out[8 * lane + 4 + i] of the transposed; on the emulation, and on the
+   device (0, or -1 and why) */
+void gpu_ldmatrix_emulated(const unsigned short m[256], unsigned out[256]);
+int  gpu_ldmatrix_cuda(const unsigned short m[256], unsigned out[256], char why[256]);
+
+/* ldmatrix instructions per warp and key tile, from a tensor-core run's counts */
+double gpu_tc_ldmatrix_per_warp_tile(const emu_counts *c);
+
+void gpu_ldmatrix_test_input(unsigned short m[256]);
+int  gpu_ldmatrix_exact_count(const unsigned short m[256], const unsigned out[256]);
+
 /* the error against exact of attention done plainly with Q, K, V and P rounded to
    bf16 and float32 sums; the tensor-core kernel's bound is twice that */
 double gpu_bf16_naive_error(const attn_params *p, const float *q, const float *k,

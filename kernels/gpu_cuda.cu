@@ -170,6 +170,21 @@ done:
     return status;
 }
 
+extern "C" int gpu_ldmatrix_cuda(const unsigned short m[256], unsigned out[256],
+                                 char why[256])
+{
+    unsigned short *buf = NULL;
+    int status = 0;
+    CUDA_TRY(cudaMalloc((void **)&buf, 256 * sizeof(unsigned short) + 256 * sizeof(unsigned)));
+    CUDA_TRY(cudaMemcpy(buf, m, 256 * sizeof(unsigned short), cudaMemcpyHostToDevice));
+    gpu_ldmatrix_check<<<1, GPU_WARP>>>(gpu_ldmatrix_args{ buf, (unsigned *)(buf + 256) });
+    CUDA_TRY(cudaGetLastError());
+    CUDA_TRY(cudaMemcpy(out, buf + 256, 256 * sizeof(unsigned), cudaMemcpyDeviceToHost));
+done:
+    cudaFree(buf);
+    return status;
+}
+
 static cudaError_t launch_backward_on_device(gpu_bwd_args b)
 {
     gpu_shape s = gpu_bwd_dsum_shape(b);

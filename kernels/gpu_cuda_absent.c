@@ -39,3 +39,11 @@ __attribute__((weak)) int gpu_backward_cuda(const attn_params *p, const float *q
     snprintf(why, 256, "%s", NO_CUDA);
     return -1;
 }
+__attribute__((weak)) int gpu_ldmatrix_cuda(const unsigned short m[256], unsigned out[256],
+                                            char why[256])
+{
+    (void)m; (void)out;
+    snprintf(why, 256, "%s", NO_CUDA);
+    return -1;
+}
+

@@ -10,13 +10,14 @@
 #include "gpu_emu_cuda.h"
 typedef struct {
     unsigned a[EMU_WARP_SIZE][4], b[EMU_WARP_SIZE][2];
+    const unsigned short *rows[EMU_WARP_SIZE];   /* ldmatrix: each lane's row address */
 } emu_mma_exchange;
 
 typedef struct {
     pthread_barrier_t meet;
     float slot[2][EMU_WARP_SIZE];       /* shuffle exchange, two rows used in turn */
     emu_mma_exchange mma;               /* the fragments of one mma.sync */
-    size_t meetings;
+    size_t meetings, ldmatrix;
 } emu_warp;
 
 typedef struct {
@@ -151,6 +152,29 @@ void emu_mma_bf16_m16n8k16(float d[4], const unsigned a[4], const unsigned b[2],
     }
 }
 
+static void require_aligned_row(const unsigned short *row)
+{
+    if ((uintptr_t)row % 16 == 0) return;
+    fprintf(stderr, "emulation: ldmatrix row %p is not 16-byte aligned\n", (const void *)row);
+    exit(1);
+}
+
+void emu_ldmatrix_x4(unsigned r[4], const unsigned short *row, int trans)
+{
+    emu_thread *t = emu_self;
+    const unsigned g = t->lane / 4, q = t->lane % 4;
+    require_aligned_row(row);
+    t->warp->mma.rows[t->lane] = row;
+    warp_meet(t->warp);
+    for (unsigned i = 0; i < 4; i++) {
+        const unsigned short *const *m = t->warp->mma.rows + 8 * i;   /* matrix i's rows */
+        r[i] = trans ? (unsigned)m[2 * q][g] | (unsigned)m[2 * q + 1][g] << 16
+                     : (unsigned)m[g][2 * q] | (unsigned)m[g][2 * q + 1] << 16;
+    }
+    if (t->lane == 0) t->warp->ldmatrix++;
+    warp_meet(t->warp);
+}
+
 enum { EMU_COPIES_IN_FLIGHT = 64 };
 typedef struct { void *dst; const void *src; unsigned bytes; size_t group; } emu_copy;
 static _Thread_local emu_copy emu_copies[EMU_COPIES_IN_FLIGHT];
@@ -195,7 +219,7 @@ void emu_launch(emu_dim3 grid, emu_dim3 block, emu_kernel_fn *kernel,
     pthread_barrier_init(&L.block_meet, NULL, threads);
     for (unsigned w = 0; w < warps; w++) {
         pthread_barrier_init(&L.warps[w].meet, NULL, EMU_WARP_SIZE);
-        L.warps[w].meetings = 0;
+        L.warps[w].meetings = L.warps[w].ldmatrix = 0;
     }
     run_threads(&L, threads);
     if (counts) {
@@ -204,6 +228,7 @@ void emu_launch(emu_dim3 grid, emu_dim3 block, emu_kernel_fn *kernel,
         counts->threads += threads;
         counts->block_barriers += L.block_meetings;
         for (unsigned w = 0; w < warps; w++) counts->warp_meetings += L.warps[w].meetings;
+        for (unsigned w = 0; w < warps; w++) counts->ldmatrix += L.warps[w].ldmatrix;
         counts->atomics += L.atomics;
     }
     for (unsigned w = 0; w < warps; w++) pthread_barrier_destroy(&L.warps[w].meet);

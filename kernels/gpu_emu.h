@@ -9,6 +9,7 @@ typedef struct {
     size_t launches, blocks, threads;   /* kernels launched, blocks run, threads started */
     size_t block_barriers;              /* meetings of a block at __syncthreads */
     size_t warp_meetings;               /* meetings of a warp: shuffles and __syncwarp */
+    size_t ldmatrix;                    /* ldmatrix instructions, one per warp each */
     size_t atomics;                     /* atomicAdd calls */
 } emu_counts;
 typedef void emu_kernel_fn(const void *args);
@@ -23,6 +24,10 @@ float emu_shfl_xor_float(unsigned mask, float value, int lane_mask);
 /* mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32, for the whole warp */
 void emu_mma_bf16_m16n8k16(float d[4], const unsigned a[4], const unsigned b[2],
                            const float c[4]);
+
+/* ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16, for the whole warp: row is
+   this lane's 16-byte row, of matrix lane / 8 */
+void emu_ldmatrix_x4(unsigned r[4], const unsigned short *row, int trans);
 
 void emu_cp_async_16(void *dst, const void *src, unsigned bytes); /* cp.async.cg, 16 B */
 void emu_cp_async_commit(void);                                   /* cp.async.commit_group */

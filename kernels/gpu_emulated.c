@@ -64,6 +64,42 @@ void gpu_mma_emulated(const float *a, const float *b, const float *c, float *d)
     emu_launch((emu_dim3){ 1, 1, 1 }, (emu_dim3){ GPU_WARP, 1, 1 }, run_mma_check, &m, NULL);
 }
 
+double gpu_tc_ldmatrix_per_warp_tile(const emu_counts *c)
+{
+    const size_t warp_tiles = c->block_barriers / 2 * GPU_TC_WARPS;
+    return warp_tiles ? (double)c->ldmatrix / (double)warp_tiles : 0.0;
+}
+
+static void run_ldmatrix_check(const void *x)
+{
+    gpu_ldmatrix_check(*(const gpu_ldmatrix_args *)x);
+}
+
+void gpu_ldmatrix_emulated(const unsigned short m[256], unsigned out[256])
+{
+    const gpu_ldmatrix_args x = { m, out };
+    emu_launch((emu_dim3){ 1, 1, 1 }, (emu_dim3){ GPU_WARP, 1, 1 }, run_ldmatrix_check, &x,
+               NULL);
+}
+
+void gpu_ldmatrix_test_input(unsigned short m[256])
+{
+    for (unsigned e = 0; e < 256; e++) m[e] = (unsigned short)(e + 1);
+}
+
+int gpu_ldmatrix_exact_count(const unsigned short m[256], const unsigned out[256])
+{
+    int exact = 0;
+    for (unsigned lane = 0; lane < 32; lane++)
+        for (unsigned i = 0; i < 4; i++) {
+            const unsigned short *x = m + 64 * i;
+            const unsigned g = lane / 4, t = lane % 4;
+            exact += out[8 * lane + i] == (x[8 * g + 2 * t] | (unsigned)x[8 * g + 2 * t + 1] << 16);
+            exact += out[8 * lane + 4 + i] == (x[16 * t + g] | (unsigned)x[16 * t + 8 + g] << 16);
+        }
+    return exact;
+}
+
 static void run_convert(const void *a) { gpu_convert_bf16(*(const gpu_args *)a); }
 static void run_tc_64(const void *a) { gpu_tc_forward_64(*(const gpu_args *)a); }
 static void run_tc_128(const void *a) { gpu_tc_forward_128(*(const gpu_args *)a); }

@@ -26,6 +26,12 @@ static inline unsigned gpu_float_bits(float x)
 #define GPU_FLOAT_BITS(x) gpu_float_bits(x)
 #endif
 
+#ifdef __CUDACC__
+#define GPU_ALIGN16 __align__(16)
+#else
+#define GPU_ALIGN16 _Alignas(16)
+#endif
+
 enum { GPU_WARP = 32, GPU_CELL_THREADS = 256 };
 
 enum { GPU_WARPS = 4, GPU_THREADS = GPU_WARP * GPU_WARPS, GPU_ROWS_PER_WARP = 4,
@@ -561,6 +567,41 @@ static __device__ __forceinline__ void gpu_tc_load_tile(unsigned short *tile,
     }
 }
 
+static __device__ __forceinline__ void gpu_ldmatrix_x4(unsigned r[4], const unsigned short *row)
+{
+#ifdef __CUDACC__
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"((unsigned)__cvta_generic_to_shared(row)));
+#else
+    emu_ldmatrix_x4(r, row, 0);
+#endif
+}
+
+static __device__ __forceinline__ void gpu_ldmatrix_x4_trans(unsigned r[4],
+                                                             const unsigned short *row)
+{
+#ifdef __CUDACC__
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"((unsigned)__cvta_generic_to_shared(row)));
+#else
+    emu_ldmatrix_x4(r, row, 1);
+#endif
+}
+
+typedef struct { const unsigned short *m; unsigned *out; } gpu_ldmatrix_args;
+
+__global__ void gpu_ldmatrix_check(gpu_ldmatrix_args x)
+{
+    __shared__ GPU_ALIGN16 unsigned short rows[GPU_WARP * 8];
+    const unsigned lane = threadIdx.x % GPU_WARP;
+    for (unsigned c = 0; c < 8; c++) rows[lane * 8 + c] = x.m[lane * 8 + c];
+    __syncthreads();
+    gpu_ldmatrix_x4(x.out + lane * 8, rows + lane * 8);
+    gpu_ldmatrix_x4_trans(x.out + lane * 8 + 4, rows + lane * 8);
+}
+
 #ifdef __CUDACC__
 #define GPU_LOAD_BF16X2(p) (*(const unsigned *)(p))
 #else
@@ -570,16 +611,17 @@ static __device__ __forceinline__ void gpu_tc_load_tile(unsigned short *tile,
 static __device__ __forceinline__ void gpu_tc_scores(float s[][4], unsigned qf[][4],
     const unsigned short *ks, unsigned lane, const unsigned width)
 {
-    const unsigned pitch = GPU_TC_PITCH(width), g = lane / 4, t = lane % 4;
+    const unsigned pitch = GPU_TC_PITCH(width);
+    const unsigned short *row = ks + (lane % 8) * pitch + 8 * (lane / 8);
     GPU_UNROLL
     for (unsigned n = 0; n < GPU_TC_BLOCK_K / 8; n++) {
-        const unsigned short *key = ks + (8 * n + g) * pitch + 2 * t;
         s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
         GPU_UNROLL
-        for (unsigned kk = 0; kk < width / 16; kk++) {
-            const unsigned b[2] = { GPU_LOAD_BF16X2(key + 16 * kk),
-                                    GPU_LOAD_BF16X2(key + 16 * kk + 8) };
+        for (unsigned kk = 0; kk < width / 16; kk += 2) {
+            unsigned b[4];
+            gpu_ldmatrix_x4(b, row + 8 * n * pitch + 16 * kk);
             gpu_mma_bf16(s[n], qf[kk], b, s[n]);
+            gpu_mma_bf16(s[n], qf[kk + 1], b + 2, s[n]);
         }
     }
 }
@@ -643,20 +685,20 @@ static __device__ __forceinline__ void gpu_tc_softmax_row(gpu_tc_rows *st, float
 static __device__ __forceinline__ void gpu_tc_add_pv(gpu_tc_rows *st, float p[][4],
     const unsigned short *vs, unsigned lane, const unsigned width)
 {
-    const unsigned pitch = GPU_TC_PITCH(width), g = lane / 4, t = lane % 4;
+    const unsigned pitch = GPU_TC_PITCH(width);
+    const unsigned short *row = vs + (lane % 8 + 8 * (lane / 8 % 2)) * pitch + 8 * (lane / 16);
     GPU_UNROLL
     for (unsigned kk = 0; kk < GPU_TC_BLOCK_K / 16; kk++) {
         const unsigned a[4] = { gpu_pack_bf16x2(p[2 * kk][0], p[2 * kk][1]),
                                 gpu_pack_bf16x2(p[2 * kk][2], p[2 * kk][3]),
                                 gpu_pack_bf16x2(p[2 * kk + 1][0], p[2 * kk + 1][1]),
                                 gpu_pack_bf16x2(p[2 * kk + 1][2], p[2 * kk + 1][3]) };
-        const unsigned short *rows = vs + (16 * kk + 2 * t) * pitch + g;
         GPU_UNROLL
-        for (unsigned n = 0; n < width / 8; n++) {
-            const unsigned short *col = rows + 8 * n;
-            const unsigned b[2] = { col[0] | (unsigned)col[pitch] << 16,
-                                    col[8 * pitch] | (unsigned)col[9 * pitch] << 16 };
+        for (unsigned n = 0; n < width / 8; n += 2) {
+            unsigned b[4];
+            gpu_ldmatrix_x4_trans(b, row + 16 * kk * pitch + 8 * n);
             gpu_mma_bf16(st->acc[n], a, b, st->acc[n]);
+            gpu_mma_bf16(st->acc[n + 1], a, b + 2, st->acc[n + 1]);
         }
     }
 }

@@ -1,5 +1,5 @@
 /* ladder.c — the instruments of chapter 1 and the data files of its ladder.
-   Tangled from chapters/ch01_memory_ladder.nw; edit that file, not this one. */
+   Tangled from chapters/app_ladder.nw; edit that file, not this one. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <math.h>
@@ -376,26 +376,30 @@ double ladder_chase_ns(ladder_buffer *b, size_t bytes, long steps,
 
 #if defined(__AVX512F__)
 typedef __m512 fma_vector;
-enum { FMA_LANES = 16 };
+enum { FMA_LANES = 16, FMA_REGISTERS = 32 };
 #define FMA_ISA "AVX-512"
 #define fma_splat(x) _mm512_set1_ps(x)
 #define fma_madd(a, m, c) _mm512_fmadd_ps(a, m, c)
 #define fma_first(v) _mm512_cvtss_f32(v)
 #elif defined(__FMA__) && defined(__AVX__)
 typedef __m256 fma_vector;
-enum { FMA_LANES = 8 };
+enum { FMA_LANES = 8, FMA_REGISTERS = 16 };
 #define FMA_ISA "AVX2+FMA"
 #define fma_splat(x) _mm256_set1_ps(x)
 #define fma_madd(a, m, c) _mm256_fmadd_ps(a, m, c)
 #define fma_first(v) _mm256_cvtss_f32(v)
 #else
 typedef float fma_vector;
-enum { FMA_LANES = 1 };
+enum { FMA_LANES = 1, FMA_REGISTERS = 16 };
 #define FMA_ISA "scalar"
 #define fma_splat(x) (x)
 #define fma_madd(a, m, c) fmaf(a, m, c)
 #define fma_first(v) (v)
 #endif
+_Static_assert(LADDER_FMA_CHAINS + 2 <= FMA_REGISTERS,
+               "every FMA chain and both constants need a register");
+_Static_assert(sizeof(fma_vector) == FMA_LANES * sizeof(float),
+               "a vector holds FMA_LANES floats");
 
 void ladder_fma_chains(long iterations, float out[LADDER_FMA_CHAINS])
 {
@@ -427,13 +431,16 @@ static void fma_on_core(void *ctx, int thread)
     ladder_fma_chains(j->iterations, j->out[thread]);
 }
 
+double ladder_fma_flops(long iterations, int threads)
+{
+    return (double)iterations * LADDER_FMA_CHAINS * FMA_LANES * 2.0 * threads;
+}
+
 spread ladder_fma_spread(int threads, long iterations, int repeats)
 {
     fma_job job = { .iterations = iterations };
     spread seconds = team_spread(threads, fma_on_core, &job, repeats);
-    double flops = (double)iterations * LADDER_FMA_CHAINS * FMA_LANES * 2.0
-                 * threads;
-    return rate_of(flops / 1e9, seconds);
+    return rate_of(ladder_fma_flops(iterations, threads) / 1e9, seconds);
 }
 
 double ladder_fma_gflops(int threads, long iterations, int repeats)

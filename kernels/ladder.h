@@ -13,7 +13,7 @@ enum {
     LADDER_MAX_POINTS  = 64,    /* working sets in one sweep          */
     LADDER_MAX_THREADS = 256,
     LADDER_MAX_REPEATS = 64,
-    LADDER_FMA_CHAINS  = 16     /* independent accumulators per core  */
+    LADDER_FMA_CHAINS  = 12     /* independent accumulators per core  */
 };
 #define LADDER_CURVE_FILE   "ch01_ladder.dat"
 #define LADDER_MACHINE_FILE "ch01_machine.txt"
@@ -96,6 +96,8 @@ spread ladder_chase_spread(ladder_buffer *b, size_t bytes, long steps,
 void ladder_fma_chains(long iterations, float out[LADDER_FMA_CHAINS]);
 const char *ladder_fma_isa(void);
 int    ladder_fma_lanes(void);
+/* floating-point operations of `threads` cores running ladder_fma_chains */
+double ladder_fma_flops(long iterations, int threads);
 /* fp32 GFLOP/s of `threads` cores running ladder_fma_chains */
 double ladder_fma_gflops(int threads, long iterations, int repeats);
 spread ladder_fma_spread(int threads, long iterations, int repeats);

@@ -31,6 +31,7 @@ enum { CH10_RUNS = 4 };
 typedef struct {
     double error[2];          /* max |O - O_ref|, without and with the causal mask */
     double bf16_naive[2];     /* the same for attention done plainly in bf16 */
+    emu_counts counts;        /* what the emulation counted without the mask */
 } ch10_tc_runs;
 
 typedef struct {
@@ -49,6 +50,8 @@ typedef struct {
 
 static void ch10_report_tc(report *r, bool cuda, const attn_params *p, const tensor qkv[3]);
 void ch10_measure_tc(bool cuda, const attn_params *p, const tensor qkv[3], ch10_tc_runs *runs);
+static void ch10_report_ldmatrix(report *r, bool cuda, const emu_counts *c);
+unsigned ch10_tc_shared_loads(unsigned width, bool ldmatrix);
 ch10_options ch10_defaults(void);
 bool ch10_use_cuda(const char *device);
 void ch10_measure(bool cuda, const attn_params *p, const tensor qkv[3],
@@ -289,6 +292,7 @@ void ch10_measure_tc(bool cuda, const attn_params *p, const tensor qkv[3], ch10_
                                                       qkv[2].data, exact);
         ch10_run_kernel(cuda, GPU_TC, &pm, qkv, out, &counts);
         runs->error[mask] = max_abs_diff_fd(out, exact, count);
+        if (mask == 0) runs->counts = counts;
     }
     fa_free(out);
     fa_free(exact);
@@ -313,6 +317,40 @@ static void ch10_report_tc(report *r, bool cuda, const attn_params *p, const ten
     snprintf(b, sizeof b, "%.2f", fmax(runs.error[0] / runs.bf16_naive[0],
                                        runs.error[1] / runs.bf16_naive[1]));
     report_fact_labeled(r, "tc_ratio", "tensor-core kernel: largest ratio to plain bf16", b);
+    ch10_report_ldmatrix(r, cuda, &runs.counts);
+}
+
+unsigned ch10_tc_shared_loads(unsigned width, bool ldmatrix)
+{
+    return ldmatrix ? width / 4 + width / 4 : width + 2 * width;
+}
+
+static void ch10_report_ldmatrix(report *r, bool cuda, const emu_counts *c)
+{
+    char b[64];
+    static const unsigned widths[2] = { 64, 128 };
+    for (int w = 0; w < 2; w++) {
+        char key[32], label[64];
+        snprintf(key, sizeof key, "tc_loads_before_%u", widths[w]);
+        snprintf(label, sizeof label, "shared loads per warp and tile, W = %u, before", widths[w]);
+        report_fact_labeled(r, key, label, fmt_int(b, ch10_tc_shared_loads(widths[w], false)));
+        snprintf(key, sizeof key, "tc_loads_after_%u", widths[w]);
+        snprintf(label, sizeof label, "shared loads per warp and tile, W = %u, ldmatrix", widths[w]);
+        report_fact_labeled(r, key, label, fmt_int(b, ch10_tc_shared_loads(widths[w], true)));
+    }
+    if (cuda) snprintf(b, sizeof b, "not counted on a GPU");
+    else snprintf(b, sizeof b, "%g", gpu_tc_ldmatrix_per_warp_tile(c));
+    report_fact_labeled(r, "tc_ldmatrix_per_tile", "ldmatrix per warp and key tile", b);
+    {
+        unsigned short m[256];
+        unsigned out[256];
+        char why[256];
+        gpu_ldmatrix_test_input(m);
+        if (!cuda) gpu_ldmatrix_emulated(m, out);
+        else if (gpu_ldmatrix_cuda(m, out, why) != 0) die_usage(PROGRAM, "cuda: %s", why);
+        snprintf(b, sizeof b, "%d of 256", gpu_ldmatrix_exact_count(m, out));
+        report_fact_labeled(r, "ldmatrix_exact", "ldmatrix: registers as documented", b);
+    }
 }
 
 static void ch10_run_on_files(const ch10_options *o, report *r)

@@ -48,6 +48,18 @@ static int check_mma_on_device(void)
     return wrong != 0;
 }
 
+static int check_ldmatrix_on_device(void)
+{
+    unsigned short m[256];
+    unsigned out[256];
+    char why[256] = "";
+    gpu_ldmatrix_test_input(m);
+    const int exact = gpu_ldmatrix_cuda(m, out, why) == 0 ? gpu_ldmatrix_exact_count(m, out) : 0;
+    printf("%s - ldmatrix.x4 and .x4.trans: %d of 256 registers as documented%s%s\n",
+           exact == 256 ? "ok" : "not ok", exact, *why ? ": " : "", why);
+    return exact != 256;
+}
+
 static int check_tc_on_device(size_t heads, size_t nq, size_t nk, size_t d, bool causal)
 {
     attn_params p = attn_default(1, heads, nq, nk, d);
@@ -138,6 +150,7 @@ int main(void)
     failed += check_on_device(8, 2048, 2048, 128, true, 1.0f);
     failed += check_on_device(1, 40, 40, 16, false, 1000.0f);
     failed += check_mma_on_device();
+    failed += check_ldmatrix_on_device();
     failed += check_backward_cases();
     printf("# %d check(s) failed\n", failed);
     return failed ? 1 : 0;

@@ -101,6 +101,43 @@ Test(emulation, shuffle_xor_reads_the_partner_lane)
     free(out);
 }
 
+static __global__ void load_four_matrices(const void *args)
+{
+    unsigned *out = *(unsigned *const *)args;
+    __shared__ _Alignas(16) unsigned short rows[32 * 16];
+    const unsigned lane = threadIdx.x;
+    for (unsigned c = 0; c < 16; c++)
+        rows[lane * 16 + c] = (unsigned short)(c < 8 ? 64 * (lane / 8) + 8 * (lane % 8) + c + 1
+                                                     : 0xdead);
+    __syncthreads();
+    emu_ldmatrix_x4(out + 8 * lane, rows + 16 * lane, 0);
+    emu_ldmatrix_x4(out + 8 * lane + 4, rows + 16 * lane, 1);
+}
+
+static unsigned pair_of(unsigned i, unsigned r0, unsigned c0, unsigned r1, unsigned c1)
+{
+    return (64 * i + 8 * r0 + c0 + 1) | (64 * i + 8 * r1 + c1 + 1) << 16;
+}
+
+Test(emulation, ldmatrix_gives_each_lane_the_documented_pairs)
+{
+    unsigned *out = calloc(32 * 8, sizeof *out);
+    emu_counts c = { 0 };
+    emu_launch((emu_dim3){ 1, 1, 1 }, (emu_dim3){ 32, 1, 1 }, load_four_matrices, &out, &c);
+    for (unsigned lane = 0; lane < 32; lane++)
+        for (unsigned i = 0; i < 4; i++) {
+            const unsigned g = lane / 4, t = lane % 4;
+            cr_assert_eq(out[8 * lane + i], pair_of(i, g, 2 * t, g, 2 * t + 1),
+                         "lane %u register %u", lane, i);
+            cr_assert_eq(out[8 * lane + 4 + i], pair_of(i, 2 * t, g, 2 * t + 1, g),
+                         "lane %u register %u, .trans", lane, i);
+        }
+    cr_assert(out[8 * 5] == (11u | 12u << 16) && out[8 * 5 + 4] == (18u | 26u << 16));
+    cr_assert(out[8 * 31 + 3] == (255u | 256u << 16) && out[8 * 31 + 7] == (248u | 256u << 16));
+    cr_assert(c.ldmatrix == 2 && c.warp_meetings == 4);
+    free(out);
+}
+
 typedef struct {
     attn_params p;
     float *q, *k, *v, *o;
@@ -214,6 +251,18 @@ Test(kernels, mma_rounds_its_operands_to_nearest_even)
     for (int i = 0; i < 3; i++) a[i] = in[i];
     gpu_mma_emulated(a, b, c, d);
     for (int i = 0; i < 3; i++) cr_assert_eq(d[i], out[i], "%a became %a", in[i], d[i]);
+}
+
+Test(kernels, ldmatrix_check_kernel_loads_the_documented_layout)
+{
+    unsigned short m[256];
+    unsigned out[256], swapped[256];
+    gpu_ldmatrix_test_input(m);
+    for (int i = 0; i < 256; i++) out[i] = 0;
+    gpu_ldmatrix_emulated(m, out);
+    cr_assert_eq(gpu_ldmatrix_exact_count(m, out), 256);
+    for (int i = 0; i < 256; i++) swapped[i] = out[i ^ 4];
+    cr_assert_eq(gpu_ldmatrix_exact_count(m, swapped), 0);
 }
 
 static emu_counts fused_counts_by_formula(size_t heads, size_t nq, size_t nk, bool causal)
@@ -350,7 +399,8 @@ static emu_counts tc_counts_by_formula(size_t heads, size_t nq, size_t nk, size_
         const size_t tiles = (key_end + 63) / 64;
         c.blocks += heads;
         c.block_barriers += heads * 2 * tiles;
-        c.warp_meetings += heads * 4 * (tiles * (2 * width + 4) + 4);
+        c.warp_meetings += heads * 4 * (tiles * (3 * width + 4) + 4);
+        c.ldmatrix += heads * 4 * tiles * width / 2;
     }
     return c;
 }
@@ -365,6 +415,7 @@ Test(tc, counts_match_the_formulas)
                   got.threads == want.threads, "causal=%d", causal);
         cr_assert_eq(got.block_barriers, want.block_barriers, "causal=%d", causal);
         cr_assert_eq(got.warp_meetings, want.warp_meetings, "causal=%d", causal);
+        cr_assert_eq(got.ldmatrix, want.ldmatrix, "causal=%d", causal);
         gpu_problem_free(&pr);
     }
 }
@@ -380,6 +431,18 @@ Test(receipts, tensor_core_kernel_within_twice_plain_bf16)
     cr_expect(strtod(ratio, NULL) > 0 && strtod(ratio, NULL) <= 2.0, "tc_ratio = %s", ratio);
     gpu_problem_free(&pr);
     free(ratio); free(error); free(json);
+}
+
+Test(receipts, ldmatrix_count_matches_the_formula)
+{
+    const char *args[] = { "ch10_gpu", "--device", "cpu", "--json", NULL };
+    char *json = capture_stdout_of(chapter_main, 4, (char **)args);
+    char *counted = json_fact(json, "tc_ldmatrix_per_tile");
+    char *formula = json_fact(json, "tc_loads_after_64");
+    cr_assert(counted && formula);
+    cr_expect_eq(strtod(counted, NULL), strtod(formula, NULL), "%s vs %s", counted, formula);
+    cr_expect(json_fact_is(json, "ldmatrix_exact", "256 of 256"));
+    free(counted); free(formula); free(json);
 }
 
 typedef struct {

@@ -41,6 +41,16 @@ Test(ladder, fma_kernel_computes_what_fmaf_computes)
     }
 }
 
+Test(ladder, fma_flops_count_every_lane_of_every_chain)
+{
+    const char *isa = ladder_fma_isa();
+    int lanes = strcmp(isa, "AVX-512") == 0 ? 16
+              : strcmp(isa, "AVX2+FMA") == 0 ? 8 : 1;
+    cr_expect_eq(ladder_fma_lanes(), lanes, "%s", isa);
+    cr_expect(ladder_fma_flops(1000, 3) == 1000.0 * LADDER_FMA_CHAINS * lanes * 2 * 3);
+    cr_expect(ladder_fma_flops(1, 1) == 2.0 * LADDER_FMA_CHAINS * lanes);
+}
+
 Test(ladder, fma_rate_is_positive_and_finite)
 {
     double g = ladder_fma_gflops(1, 1 << 18, 3);
