@@ -212,16 +212,23 @@ const char *fused_isa_name(fused_isa isa)
     return isa == FUSED_ISA_AVX512 ? "AVX-512" : isa == FUSED_ISA_AVX2 ? "AVX2" : "auto";
 }
 typedef struct { float *qs, *acc, *m, *l, *kt, *vp, *sbuf; } fused_workspace;
+typedef struct { size_t qs, acc, m, l, kt, vp, sbuf; } fused_workspace_floats;
 
-static fused_workspace workspace_alloc(const attn_params *p, fused_isa_copy isa)
+static fused_workspace_floats workspace_floats(const attn_params *p, fused_isa_copy isa)
 {
     const size_t rows = round_up(p->block_q, isa.rows), dp = round_up(p->d, isa.lanes);
+    return (fused_workspace_floats){ .qs = rows * dp, .acc = rows * dp, .m = rows, .l = rows,
+                                     .kt = p->d * FUSED_KEY_TILE, .vp = FUSED_KEY_TILE * dp,
+                                     .sbuf = isa.rows * FUSED_KEY_TILE };
+}
+static fused_workspace workspace_alloc(const attn_params *p, fused_isa_copy isa)
+{
+    const fused_workspace_floats n = workspace_floats(p, isa);
     return (fused_workspace){
-        .qs = fa_alloc(float_bytes(rows * dp)), .acc = fa_alloc(float_bytes(rows * dp)),
-        .m = fa_alloc(float_bytes(rows)), .l = fa_alloc(float_bytes(rows)),
-        .kt = fa_alloc(float_bytes(p->d * FUSED_KEY_TILE)),
-        .vp = fa_alloc(float_bytes(FUSED_KEY_TILE * dp)),
-        .sbuf = fa_alloc(float_bytes(isa.rows * FUSED_KEY_TILE)) };
+        .qs = fa_alloc(float_bytes(n.qs)), .acc = fa_alloc(float_bytes(n.acc)),
+        .m = fa_alloc(float_bytes(n.m)), .l = fa_alloc(float_bytes(n.l)),
+        .kt = fa_alloc(float_bytes(n.kt)), .vp = fa_alloc(float_bytes(n.vp)),
+        .sbuf = fa_alloc(float_bytes(n.sbuf)) };
 }
 static void workspace_release(fused_workspace *w)
 {
@@ -383,4 +390,13 @@ void attention_fused(const attn_params *p, const float *q, const float *k,
     const attn_counts total = run_workers(&job, cfg->threads < 1 ? 1 : cfg->threads);
     if (counts) *counts = total;
     fa_free(items);
+}
+size_t attention_fused_bytes(const attn_params *p, const fused_config *cfg)
+{
+    const fused_workspace_floats n = workspace_floats(p, copy_for(fused_isa_chosen(cfg->isa)));
+    const size_t per_thread = float_bytes(n.qs + n.acc + n.m + n.l + n.kt + n.vp + n.sbuf)
+                            + sizeof(fused_worker) + sizeof(pthread_t);
+    const size_t blocks = (p->nq + p->block_q - 1) / p->block_q;
+    return fa_mul((size_t)(cfg->threads < 1 ? 1 : cfg->threads), per_thread)
+         + fa_mul(fa_mul(p->batch * p->heads, blocks), sizeof(fused_item));
 }
