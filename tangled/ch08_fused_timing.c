@@ -138,11 +138,8 @@ static void run_ch08_on_files(const ch08_options *o, report *r)
 }
 static void apply_ch08_kernel_options(const ch08_options *o, attn_params *p)
 {
-    p->causal = o->causal || o->window > 0;
-    p->window = o->window;
-    p->block_q = block_q_for(o, p->nq);
-    p->block_k = (size_t)o->block_k;
-    if (o->scale > 0) p->scale = (float)o->scale;
+    attn_apply_options(p, o->causal, o->window, (long)block_q_for(o, p->nq), o->block_k,
+                       o->scale);
     const char *problem = attn_params_problem(p);
     if (problem) die_usage(CH08_PROGRAM, "%s", problem);
 }
