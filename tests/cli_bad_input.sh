@@ -108,7 +108,6 @@ refuse() {   # refuse NAME PROGRAM ARGS...
     stdout=default; limit=:; expect_not=; expect=; progress=
 }
 . "$(dirname "$0")/quick_sizes.sh"
-programs="ch01 ch02 ch03 ch04 ch05 ch06 ch07 ch08 ch09 ch10"
 for p in $programs; do
     set -- $(quick $p); prog=$1; shift
     size=--seq; [ $p = ch02 ] && size=--block
