@@ -437,3 +437,13 @@ attn_params attn_params_from_tensors(const char *program, const tensor *q,
     return p;
 }
 
+void attn_apply_options(attn_params *p, bool causal, long window, long block_q,
+                        long block_k, double scale)
+{
+    p->causal = causal || window > 0;
+    p->window = window;
+    p->block_q = (size_t)block_q;
+    p->block_k = (size_t)block_k;
+    if (scale > 0) p->scale = (float)scale;
+}
+

@@ -77,4 +77,8 @@ const char *shape_text(const tensor *t, char buf[96]);
    naming PROGRAM when their shapes disagree */
 attn_params attn_params_from_tensors(const char *program, const tensor *q,
                                      const tensor *k, const tensor *v);
+/* the options --causal, --window, --block-q, --block-k and --scale applied
+   to P (a window implies causal; scale 0 keeps 1/sqrt(d)) */
+void attn_apply_options(attn_params *p, bool causal, long window, long block_q,
+                        long block_k, double scale);
 #endif

@@ -130,15 +130,7 @@ static void visible_range(const fused_tile *t, size_t row, int *lo, int *hi)
 #define W 8
 #define V __m256
 #define FN(name) name##_avx2
-#define VZERO() _mm256_setzero_ps()
-#define VLOAD(p) _mm256_loadu_ps(p)
-#define VSTORE(p, x) _mm256_storeu_ps(p, x)
-#define VSET1(x) _mm256_set1_ps(x)
-#define VFMA(a, b, c) _mm256_fmadd_ps(a, b, c)
-#define VMUL(a, b) _mm256_mul_ps(a, b)
-#define VADD(a, b) _mm256_add_ps(a, b)
-#define VSUB(a, b) _mm256_sub_ps(a, b)
-#define VMAX(a, b) _mm256_max_ps(a, b)
+#define VI(op) _mm256_##op
 #define VEXP(x) vexp8(x)
 #define VHMAX(x) hmax8(x)
 #define VHSUM(x) hsum8(x)
@@ -167,127 +159,14 @@ static inline __attribute__((always_inline)) __m256 keep_lanes8(__m256 x, int ba
 #define R 6      /* query rows per register tile             */
 #define NB 2     /* key vectors per register tile (16 keys)  */
 #define DV 2     /* dimension vectors per PV register tile   */
-ALWAYS void FN(qk_register_tile)(const float *restrict qs, size_t ldq,
-                           const float *restrict kt, size_t d, V s[R][NB])
-{
-    UNROLL for (int r = 0; r < R; r++) UNROLL for (int b = 0; b < NB; b++) s[r][b] = VZERO();
-    for (size_t c = 0; c < d; c++) {
-        V kv[NB];
-        UNROLL for (int b = 0; b < NB; b++) kv[b] = VLOAD(kt + c * FUSED_KEY_TILE + b * W);
-        UNROLL for (int r = 0; r < R; r++) {
-            const V qb = VSET1(qs[r * ldq + c]);
-            UNROLL for (int b = 0; b < NB; b++) s[r][b] = VFMA(qb, kv[b], s[r][b]);
-        }
-    }
-}
-ALWAYS void FN(store_scores)(V s[R][NB], float *restrict sbuf, const int lo[R],
-                             const int hi[R], int base, bool masked)
-{
-    UNROLL for (int r = 0; r < R; r++) UNROLL for (int b = 0; b < NB; b++) {
-        float *to = sbuf + r * FUSED_KEY_TILE + base + b * W;
-        VSTORE(to, masked ? VKEEP(s[r][b], base + b * W, lo[r], hi[r]) : s[r][b]);
-    }
-}
-ALWAYS float FN(softmax_row)(float *restrict row, size_t width, float *m, float *l)
-{
-    V top = VSET1(-INFINITY), sum = VZERO();
-    for (size_t j = 0; j < width; j += W) top = VMAX(top, VLOAD(row + j));
-    const float m_new = fmaxf(*m, VHMAX(top));
-    const float m_use = m_new == -INFINITY ? 0.0f : m_new;
-    const V mv = VSET1(m_use);
-    for (size_t j = 0; j < width; j += W) {
-        const V e = VEXP(VSUB(VLOAD(row + j), mv));
-        sum = VADD(sum, e);
-        VSTORE(row + j, e);
-    }
-    float before[W] = { 0 }, after[W] = { 0 }, alpha[W];
-    before[0] = *m;
-    after[0] = m_use;
-    VSTORE(alpha, VEXP(VSUB(VLOAD(before), VLOAD(after))));
-    *m = m_new;
-    *l = *l * alpha[0] + VHSUM(sum);
-    return alpha[0];
-}
-ALWAYS void FN(pv_chunk)(const float *restrict pbuf, const float *restrict vp, size_t dp,
-                         size_t kc, float *restrict acc, const float *alpha, int nv)
-{
-    V a[R][DV];
-    UNROLL for (int r = 0; r < R; r++) UNROLL for (int b = 0; b < nv; b++)
-        a[r][b] = VMUL(VLOAD(acc + r * dp + b * W), VSET1(alpha[r]));
-    for (size_t j = 0; j < kc; j++) {
-        V vv[DV];
-        UNROLL for (int b = 0; b < nv; b++) vv[b] = VLOAD(vp + j * dp + b * W);
-        UNROLL for (int r = 0; r < R; r++) {
-            const V pb = VSET1(pbuf[r * FUSED_KEY_TILE + j]);
-            UNROLL for (int b = 0; b < nv; b++) a[r][b] = VFMA(pb, vv[b], a[r][b]);
-        }
-    }
-    UNROLL for (int r = 0; r < R; r++) UNROLL for (int b = 0; b < nv; b++)
-        VSTORE(acc + r * dp + b * W, a[r][b]);
-}
-static void FN(pv_tile)(const float *pbuf, const float *vp, size_t dp, size_t kc,
-                        float *acc, const float *alpha)
-{
-    size_t c0 = 0;
-    for (; c0 + DV * W <= dp; c0 += DV * W)
-        FN(pv_chunk)(pbuf, vp + c0, dp, kc, acc + c0, alpha, DV);
-    for (; c0 < dp; c0 += W)
-        FN(pv_chunk)(pbuf, vp + c0, dp, kc, acc + c0, alpha, 1);
-}
-static void FN(row_group)(const fused_tile *t, size_t r0)
-{
-    int lo[R], hi[R];
-    float alpha[R];
-    const size_t width = (t->kc + NB * W - 1) / (NB * W) * (NB * W);
-    for (int r = 0; r < R; r++) visible_range(t, r0 + (size_t)r, &lo[r], &hi[r]);
-    for (size_t j0 = 0; j0 < width; j0 += NB * W) {
-        V s[R][NB];
-        FN(qk_register_tile)(t->qs + r0 * t->dp, t->dp, t->kt + j0, t->d, s);
-        FN(store_scores)(s, t->sbuf, lo, hi, (int)j0, t->needs_mask || j0 + NB * W > t->kc);
-    }
-    for (int r = 0; r < R; r++)
-        alpha[r] = FN(softmax_row)(t->sbuf + (size_t)r * FUSED_KEY_TILE, width,
-                                   t->m + r0 + (size_t)r, t->l + r0 + (size_t)r);
-    FN(pv_tile)(t->sbuf, t->vp, t->dp, t->kc, t->acc + r0 * t->dp, alpha);
-}
-static void FN(key_tile)(const fused_tile *t)
-{
-    for (size_t r0 = 0; r0 < t->rows; r0 += R) FN(row_group)(t, r0);
-}
-#undef W
-#undef V
-#undef FN
-#undef R
-#undef NB
-#undef DV
-#undef VZERO
-#undef VLOAD
-#undef VSTORE
-#undef VSET1
-#undef VFMA
-#undef VMUL
-#undef VADD
-#undef VSUB
-#undef VMAX
-#undef VEXP
-#undef VHMAX
-#undef VHSUM
-#undef VKEEP
+#include "fused_micro.h"
 #pragma GCC pop_options
 #pragma GCC push_options
 #pragma GCC target("avx512f")
 #define W 16
 #define V __m512
 #define FN(name) name##_avx512
-#define VZERO() _mm512_setzero_ps()
-#define VLOAD(p) _mm512_loadu_ps(p)
-#define VSTORE(p, x) _mm512_storeu_ps(p, x)
-#define VSET1(x) _mm512_set1_ps(x)
-#define VFMA(a, b, c) _mm512_fmadd_ps(a, b, c)
-#define VMUL(a, b) _mm512_mul_ps(a, b)
-#define VADD(a, b) _mm512_add_ps(a, b)
-#define VSUB(a, b) _mm512_sub_ps(a, b)
-#define VMAX(a, b) _mm512_max_ps(a, b)
+#define VI(op) _mm512_##op
 #define VEXP(x) vexp16(x)
 #define VHMAX(x) _mm512_reduce_max_ps(x)
 #define VHSUM(x) _mm512_reduce_add_ps(x)
@@ -304,112 +183,7 @@ static inline __attribute__((always_inline)) __m512 keep_lanes16(__m512 x, int b
 #define R 6
 #define NB 4     /* 64 keys */
 #define DV 4
-ALWAYS void FN(qk_register_tile)(const float *restrict qs, size_t ldq,
-                           const float *restrict kt, size_t d, V s[R][NB])
-{
-    UNROLL for (int r = 0; r < R; r++) UNROLL for (int b = 0; b < NB; b++) s[r][b] = VZERO();
-    for (size_t c = 0; c < d; c++) {
-        V kv[NB];
-        UNROLL for (int b = 0; b < NB; b++) kv[b] = VLOAD(kt + c * FUSED_KEY_TILE + b * W);
-        UNROLL for (int r = 0; r < R; r++) {
-            const V qb = VSET1(qs[r * ldq + c]);
-            UNROLL for (int b = 0; b < NB; b++) s[r][b] = VFMA(qb, kv[b], s[r][b]);
-        }
-    }
-}
-ALWAYS void FN(store_scores)(V s[R][NB], float *restrict sbuf, const int lo[R],
-                             const int hi[R], int base, bool masked)
-{
-    UNROLL for (int r = 0; r < R; r++) UNROLL for (int b = 0; b < NB; b++) {
-        float *to = sbuf + r * FUSED_KEY_TILE + base + b * W;
-        VSTORE(to, masked ? VKEEP(s[r][b], base + b * W, lo[r], hi[r]) : s[r][b]);
-    }
-}
-ALWAYS float FN(softmax_row)(float *restrict row, size_t width, float *m, float *l)
-{
-    V top = VSET1(-INFINITY), sum = VZERO();
-    for (size_t j = 0; j < width; j += W) top = VMAX(top, VLOAD(row + j));
-    const float m_new = fmaxf(*m, VHMAX(top));
-    const float m_use = m_new == -INFINITY ? 0.0f : m_new;
-    const V mv = VSET1(m_use);
-    for (size_t j = 0; j < width; j += W) {
-        const V e = VEXP(VSUB(VLOAD(row + j), mv));
-        sum = VADD(sum, e);
-        VSTORE(row + j, e);
-    }
-    float before[W] = { 0 }, after[W] = { 0 }, alpha[W];
-    before[0] = *m;
-    after[0] = m_use;
-    VSTORE(alpha, VEXP(VSUB(VLOAD(before), VLOAD(after))));
-    *m = m_new;
-    *l = *l * alpha[0] + VHSUM(sum);
-    return alpha[0];
-}
-ALWAYS void FN(pv_chunk)(const float *restrict pbuf, const float *restrict vp, size_t dp,
-                         size_t kc, float *restrict acc, const float *alpha, int nv)
-{
-    V a[R][DV];
-    UNROLL for (int r = 0; r < R; r++) UNROLL for (int b = 0; b < nv; b++)
-        a[r][b] = VMUL(VLOAD(acc + r * dp + b * W), VSET1(alpha[r]));
-    for (size_t j = 0; j < kc; j++) {
-        V vv[DV];
-        UNROLL for (int b = 0; b < nv; b++) vv[b] = VLOAD(vp + j * dp + b * W);
-        UNROLL for (int r = 0; r < R; r++) {
-            const V pb = VSET1(pbuf[r * FUSED_KEY_TILE + j]);
-            UNROLL for (int b = 0; b < nv; b++) a[r][b] = VFMA(pb, vv[b], a[r][b]);
-        }
-    }
-    UNROLL for (int r = 0; r < R; r++) UNROLL for (int b = 0; b < nv; b++)
-        VSTORE(acc + r * dp + b * W, a[r][b]);
-}
-static void FN(pv_tile)(const float *pbuf, const float *vp, size_t dp, size_t kc,
-                        float *acc, const float *alpha)
-{
-    size_t c0 = 0;
-    for (; c0 + DV * W <= dp; c0 += DV * W)
-        FN(pv_chunk)(pbuf, vp + c0, dp, kc, acc + c0, alpha, DV);
-    for (; c0 < dp; c0 += W)
-        FN(pv_chunk)(pbuf, vp + c0, dp, kc, acc + c0, alpha, 1);
-}
-static void FN(row_group)(const fused_tile *t, size_t r0)
-{
-    int lo[R], hi[R];
-    float alpha[R];
-    const size_t width = (t->kc + NB * W - 1) / (NB * W) * (NB * W);
-    for (int r = 0; r < R; r++) visible_range(t, r0 + (size_t)r, &lo[r], &hi[r]);
-    for (size_t j0 = 0; j0 < width; j0 += NB * W) {
-        V s[R][NB];
-        FN(qk_register_tile)(t->qs + r0 * t->dp, t->dp, t->kt + j0, t->d, s);
-        FN(store_scores)(s, t->sbuf, lo, hi, (int)j0, t->needs_mask || j0 + NB * W > t->kc);
-    }
-    for (int r = 0; r < R; r++)
-        alpha[r] = FN(softmax_row)(t->sbuf + (size_t)r * FUSED_KEY_TILE, width,
-                                   t->m + r0 + (size_t)r, t->l + r0 + (size_t)r);
-    FN(pv_tile)(t->sbuf, t->vp, t->dp, t->kc, t->acc + r0 * t->dp, alpha);
-}
-static void FN(key_tile)(const fused_tile *t)
-{
-    for (size_t r0 = 0; r0 < t->rows; r0 += R) FN(row_group)(t, r0);
-}
-#undef W
-#undef V
-#undef FN
-#undef R
-#undef NB
-#undef DV
-#undef VZERO
-#undef VLOAD
-#undef VSTORE
-#undef VSET1
-#undef VFMA
-#undef VMUL
-#undef VADD
-#undef VSUB
-#undef VMAX
-#undef VEXP
-#undef VHMAX
-#undef VHSUM
-#undef VKEEP
+#include "fused_micro.h"
 #pragma GCC pop_options
 typedef struct {
     size_t rows, lanes;                       /* R and W of the copy */
@@ -438,16 +212,23 @@ const char *fused_isa_name(fused_isa isa)
     return isa == FUSED_ISA_AVX512 ? "AVX-512" : isa == FUSED_ISA_AVX2 ? "AVX2" : "auto";
 }
 typedef struct { float *qs, *acc, *m, *l, *kt, *vp, *sbuf; } fused_workspace;
+typedef struct { size_t qs, acc, m, l, kt, vp, sbuf; } fused_workspace_floats;
 
-static fused_workspace workspace_alloc(const attn_params *p, fused_isa_copy isa)
+static fused_workspace_floats workspace_floats(const attn_params *p, fused_isa_copy isa)
 {
     const size_t rows = round_up(p->block_q, isa.rows), dp = round_up(p->d, isa.lanes);
+    return (fused_workspace_floats){ .qs = rows * dp, .acc = rows * dp, .m = rows, .l = rows,
+                                     .kt = p->d * FUSED_KEY_TILE, .vp = FUSED_KEY_TILE * dp,
+                                     .sbuf = isa.rows * FUSED_KEY_TILE };
+}
+static fused_workspace workspace_alloc(const attn_params *p, fused_isa_copy isa)
+{
+    const fused_workspace_floats n = workspace_floats(p, isa);
     return (fused_workspace){
-        .qs = fa_alloc(float_bytes(rows * dp)), .acc = fa_alloc(float_bytes(rows * dp)),
-        .m = fa_alloc(float_bytes(rows)), .l = fa_alloc(float_bytes(rows)),
-        .kt = fa_alloc(float_bytes(p->d * FUSED_KEY_TILE)),
-        .vp = fa_alloc(float_bytes(FUSED_KEY_TILE * dp)),
-        .sbuf = fa_alloc(float_bytes(isa.rows * FUSED_KEY_TILE)) };
+        .qs = fa_alloc(float_bytes(n.qs)), .acc = fa_alloc(float_bytes(n.acc)),
+        .m = fa_alloc(float_bytes(n.m)), .l = fa_alloc(float_bytes(n.l)),
+        .kt = fa_alloc(float_bytes(n.kt)), .vp = fa_alloc(float_bytes(n.vp)),
+        .sbuf = fa_alloc(float_bytes(n.sbuf)) };
 }
 static void workspace_release(fused_workspace *w)
 {
@@ -621,4 +402,13 @@ void attention_fused(const attn_params *p, const float *q, const float *k,
     const attn_counts total = run_workers(&job, cfg->threads < 1 ? 1 : cfg->threads);
     if (counts) *counts = total;
     fa_free(items);
+}
+size_t attention_fused_bytes(const attn_params *p, const fused_config *cfg)
+{
+    const fused_workspace_floats n = workspace_floats(p, copy_for(fused_isa_chosen(cfg->isa)));
+    const size_t per_thread = float_bytes(n.qs + n.acc + n.m + n.l + n.kt + n.vp + n.sbuf)
+                            + sizeof(fused_worker) + sizeof(pthread_t);
+    const size_t blocks = (p->nq + p->block_q - 1) / p->block_q;
+    return fa_mul((size_t)(cfg->threads < 1 ? 1 : cfg->threads), per_thread)
+         + fa_mul(fa_mul(p->batch * p->heads, blocks), sizeof(fused_item));
 }

@@ -28,4 +28,5 @@ typedef struct {
 void attention_fused(const attn_params *p, const float *q, const float *k,
                      const float *v, float *o, const fused_config *cfg,
                      attn_counts *counts);
+size_t attention_fused_bytes(const attn_params *p, const fused_config *cfg);
 #endif

@@ -73,15 +73,6 @@ static void parse_ch04_options(int argc, char **argv, ch04_options *o)
                   opts, sizeof opts / sizeof opts[0]);
 }
 
-static void apply_kernel_options(const ch04_options *o, attn_params *p)
-{
-    p->causal = o->causal || o->window > 0;
-    p->window = o->window;
-    p->block_q = (size_t)o->block_q;
-    p->block_k = (size_t)o->block_k;
-    if (o->scale > 0) p->scale = (float)o->scale;
-}
-
 static attn_stats compute_output(const ch04_options *o, const attn_params *p,
                                  const tensor *q, const tensor *k, const tensor *v,
                                  tensor *out)
@@ -112,7 +103,7 @@ static void run_on_files(const ch04_options *o, report *r)
            k = npy_read_or_exit(PROGRAM, o->k_path),
            v = npy_read_or_exit(PROGRAM, o->v_path);
     attn_params p = attn_params_from_tensors(PROGRAM, &q, &k, &v);
-    apply_kernel_options(o, &p);
+    attn_apply_options(&p, o->causal, o->window, o->block_q, o->block_k, o->scale);
     tensor out = tensor_new(q.ndim, q.shape);
     const attn_stats st = compute_output(o, &p, &q, &k, &v, &out);
     npy_write_or_exit(PROGRAM, o->out_path, &out);
@@ -205,7 +196,7 @@ attn_params ch04_seeded_params(const ch04_options *o)
     const size_t nk = (size_t)(o->seq_k > 0 ? o->seq_k : o->seq);
     attn_params p = attn_default((size_t)o->batch, (size_t)o->heads, (size_t)o->seq, nk,
                                  (size_t)o->dim);
-    apply_kernel_options(o, &p);
+    attn_apply_options(&p, o->causal, o->window, o->block_q, o->block_k, o->scale);
     p.rng = rng_path_named(PROGRAM, o->rng);
     return p;
 }

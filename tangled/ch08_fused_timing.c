@@ -105,6 +105,14 @@ static attn_counts run_kernel(ch08_kernel kernel, const attn_params *p, const fl
     else attention_fused(p, q, k, v, o, cfg, &c);
     return c;
 }
+static size_t kernel_bytes(ch08_kernel kernel, const attn_params *p, const fused_config *cfg)
+{
+    if (kernel == KERNEL_NAIVE) return floats_bytes(fa_mul(p->nq, p->nk));
+    if (kernel == KERNEL_TILED)
+        return floats_bytes(fa_mul(p->block_q, p->block_k)
+                            + fa_mul(p->block_q + p->block_k, p->d) + 2 * p->block_q);
+    return attention_fused_bytes(p, cfg);
+}
 static size_t block_q_for(const ch08_options *o, size_t n)
 {
     if (o->block_q > 0) return (size_t)o->block_q;
@@ -120,6 +128,8 @@ static void run_ch08_on_files(const ch08_options *o, report *r)
            v = npy_read_or_exit(CH08_PROGRAM, o->v_path);
     attn_params p = attn_params_from_tensors(CH08_PROGRAM, &q, &k, &v);
     apply_ch08_kernel_options(o, &p);
+    fa_require(floats_bytes(tensor_count(&q)) + kernel_bytes(kernel, &p, &cfg),
+               "the output and the kernel's workspace");
     tensor out = tensor_new(q.ndim, q.shape);
     const attn_counts c = run_kernel(kernel, &p, q.data, k.data, v.data, out.data, &cfg);
     npy_write_or_exit(CH08_PROGRAM, o->out_path, &out);
@@ -128,11 +138,8 @@ static void run_ch08_on_files(const ch08_options *o, report *r)
 }
 static void apply_ch08_kernel_options(const ch08_options *o, attn_params *p)
 {
-    p->causal = o->causal || o->window > 0;
-    p->window = o->window;
-    p->block_q = block_q_for(o, p->nq);
-    p->block_k = (size_t)o->block_k;
-    if (o->scale > 0) p->scale = (float)o->scale;
+    attn_apply_options(p, o->causal, o->window, (long)block_q_for(o, p->nq), o->block_k,
+                       o->scale);
     const char *problem = attn_params_problem(p);
     if (problem) die_usage(CH08_PROGRAM, "%s", problem);
 }
@@ -714,8 +721,20 @@ static void report_memory(report *r, const ch08_options *o)
     report_factf(r, "mem_workspace_bytes", "%.0f", peak - (double)before);
     for (int i = 0; i < 4; i++) fa_free(t[i]);
 }
+static size_t ladder_bytes(const ch08_options *o)
+{
+    const attn_params p = ladder_params(o);
+    const fused_config cfg = config_of(o, (int)o->threads);
+    size_t beside = fa_mul(fa_mul(p.nq + p.nk, p.d) + p.nk, sizeof(double));
+    for (int i = 0; i < RUNG_COUNT; i++) {
+        const size_t b = kernel_bytes(RUNGS[i].kernel, &p, &cfg);
+        if (b > beside) beside = b;
+    }
+    return fa_mul(4, floats_bytes(fa_mul(fa_mul(p.heads, p.nq), p.d))) + beside;
+}
 static void run_receipts(const ch08_options *o, report *r)
 {
+    fa_require(ladder_bytes(o), "the ladder's Q, K, V, O and workspace");
     flops_table(r);
     traffic_table(r);
     cachegrind_table(r, o->data_dir);

@@ -74,15 +74,6 @@ static void parse_ch09_options(int argc, char **argv, ch09_options *o)
                   "attention's backward pass: naive (keeps P) and flash (recomputes P)",
                   opts, sizeof opts / sizeof opts[0]);
 }
-static void apply_ch09_kernel_options(const ch09_options *o, attn_params *p)
-{
-    p->causal = o->causal || o->window > 0;
-    p->window = o->window;
-    p->block_q = (size_t)o->block_q;
-    p->block_k = (size_t)o->block_k;
-    if (o->scale > 0) p->scale = (float)o->scale;
-}
-
 int ch09_threads(const ch09_options *o)
 {
     return o->threads > 0 ? (int)o->threads : ladder_cpus();
@@ -459,7 +450,7 @@ attn_params ch09_seeded_params(const ch09_options *o)
     const size_t nk = (size_t)(o->seq_k > 0 ? o->seq_k : o->seq);
     attn_params p = attn_default((size_t)o->batch, (size_t)o->heads, (size_t)o->seq, nk,
                                  (size_t)o->dim);
-    apply_ch09_kernel_options(o, &p);
+    attn_apply_options(&p, o->causal, o->window, o->block_q, o->block_k, o->scale);
     return p;
 }
 static void save_ch09_inputs(const char *dir, const ch09_inputs *in, report *r)
@@ -488,7 +479,7 @@ static attn_params ch09_params_from_files(const ch09_options *o, const ch09_inpu
     if (!same_shape_as(&in->dout, &in->q))
         die_usage(PROGRAM, "--dout %s must have the shape of --q %s",
                   shape_text(&in->dout, a), shape_text(&in->q, b));
-    apply_ch09_kernel_options(o, &p);
+    attn_apply_options(&p, o->causal, o->window, o->block_q, o->block_k, o->scale);
     const char *problem = attn_params_problem(&p);
     if (problem) die_usage(PROGRAM, "%s", problem);
     return p;

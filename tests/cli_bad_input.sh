@@ -108,7 +108,6 @@ refuse() {   # refuse NAME PROGRAM ARGS...
     stdout=default; limit=:; expect_not=; expect=; progress=
 }
 . "$(dirname "$0")/quick_sizes.sh"
-programs="ch01 ch02 ch03 ch04 ch05 ch06 ch07 ch08 ch09 ch10"
 for p in $programs; do
     set -- $(quick $p); prog=$1; shift
     size=--seq; [ $p = ch02 ] && size=--block
@@ -188,6 +187,8 @@ if [ "${FA_SAN:-0}" != 1 ]; then
     huge "ch05 1 GiB tensors" ch05_exact --batch 16 --heads 64 --seq 4096 --dim 64
     huge "ch06 n = 32768" ch06_memory --seq 32768 --heads 1 --dim 64
     huge "ch07 1 GiB tensors" ch07_causal_skip --seq 65536 --heads 64 --dim 64
+    huge "ch08 1 GiB tensors" ch08_fused_timing --seq 16384 --heads 64 --dim 256
+    huge "ch09 1 GiB tensors" ch09_backward --seq 16384 --heads 64 --dim 256
 fi
 echo "$cases bad-input cases, $failures failed"
 [ "$failures" -eq 0 ]

@@ -3,16 +3,7 @@
 # Tangled from chapters/ch04_tiled.nw.
 set -u
 prog=./ch04_tiled
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-ok()  { echo "ok - $1"; }
-bad() { echo "not ok - $1"; failures=$((failures + 1)); }
-check() {   # check NAME COMMAND...: passes when the command succeeds
-    name=$1; shift
-    if "$@"; then ok "$name"; else bad "$name"; fi
-}
-
+. "$(dirname "$0")/shell_helpers.sh"
 npy_head() {   # npy_head DESCR SHAPE, e.g. npy_head '<f4' '(3, 2)'
     dict="{'descr': '$1', 'fortran_order': False, 'shape': $2, }"
     hlen=$(( (10 + ${#dict} + 1 + 63) / 64 * 64 - 10 ))
@@ -32,20 +23,6 @@ f32() {   # f32 VALUE...: float32 bytes of 0, 1, -1, 0.5, 2, -2
     done
 }
 
-floats() {   # floats FILE COUNT: the data, one number a line
-    tail -c $(($2 * 4)) "$1" | od -An -v -tf4 -w4
-}
-
-largest_gap() {   # largest_gap < PAIRS: largest |a - b| over lines "a b"
-    awk '{ d = $1 - $2; if (d < 0) d = -d; if (d > m) m = d } END { printf "%.3e\n", m }'
-}
-
-max_diff() {   # max_diff A.npy B.npy COUNT: largest |a - b|
-    floats "$1" "$3" > "$tmp/a.txt"; floats "$2" "$3" > "$tmp/b.txt"
-    paste "$tmp/a.txt" "$tmp/b.txt" | largest_gap
-}
-
-below() { awk -v x="$1" -v y="$2" 'BEGIN { exit !(x + 0 < y + 0) }'; }
 has() { printf '%s\n' "$1" | grep -q "$2"; }   # has TEXT REGEX: a line matches
 
 awk_attention() {   # awk_attention Q K V NQ NK D CAUSAL: the output, one number a line
@@ -68,18 +45,6 @@ awk_attention() {   # awk_attention Q K V NQ NK D CAUSAL: the output, one number
                 for (c = 0; c < d; c++) printf "%.9g\n", o[c] / sum
             }
         }'
-}
-
-refuse() {   # refuse NAME ARGS...: must exit 2, one stderr line, no $tmp/out.npy
-    name=$1; shift
-    rm -f "$tmp/out.npy"
-    $prog "$@" > /dev/null 2> "$tmp/err.txt"; status=$?
-    lines=$(wc -l < "$tmp/err.txt")
-    if [ "$status" -eq 2 ] && [ "$lines" -eq 1 ] && [ ! -e "$tmp/out.npy" ]; then
-        ok "refuses $name: $(cat "$tmp/err.txt")"
-    else
-        bad "refuses $name (status $status, $lines stderr lines)"
-    fi
 }
 
 { npy_head '<f4' '(3, 2)'; f32 1 0  0 1  -1 0.5; } > "$tmp/q.npy"
@@ -138,5 +103,4 @@ refuse "an unknown option" --q "$tmp/q.npy" $good --fast
 refuse "an output in a missing directory" --q "$tmp/q.npy" --k "$tmp/k.npy" \
     --v "$tmp/v.npy" --out "$tmp/no/such/dir/o.npy"
 
-[ "$failures" -eq 0 ] || { echo "# $failures command-line test(s) failed"; exit 1; }
-echo "# all command-line tests of ch04_tiled passed"
+finish ch04_tiled

@@ -3,28 +3,7 @@
 # repository root). Tangled from chapters/ch08_fused_timing.nw.
 set -u
 prog=./ch08_fused_timing
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-ok()  { echo "ok - $1"; }
-bad() { echo "not ok - $1"; failures=$((failures + 1)); }
-check() { name=$1; shift; if "$@"; then ok "$name"; else bad "$name"; fi; }
-floats() { tail -c $(($2 * 4)) "$1" | od -An -v -tf4 -w4; }
-max_diff() {   # max_diff A.npy B.npy COUNT
-    floats "$1" "$3" > "$tmp/a.txt"; floats "$2" "$3" > "$tmp/b.txt"
-    paste "$tmp/a.txt" "$tmp/b.txt" |
-        awk '{ d = $1 - $2; if (d < 0) d = -d; if (d > m) m = d } END { printf "%.3e\n", m }'
-}
-below() { awk -v x="$1" -v y="$2" 'BEGIN { exit !(x + 0 < y + 0) }'; }
-refuse() {   # refuse NAME ARGS...
-    name=$1; shift
-    rm -f "$tmp/out.npy"
-    $prog "$@" > /dev/null 2> "$tmp/err.txt"; status=$?
-    lines=$(wc -l < "$tmp/err.txt")
-    if [ "$status" -eq 2 ] && [ "$lines" -eq 1 ] && [ ! -e "$tmp/out.npy" ]; then
-        ok "refuses $name: $(cat "$tmp/err.txt")"
-    else bad "refuses $name (status $status, $lines stderr lines)"; fi
-}
+. "$(dirname "$0")/shell_helpers.sh"
 ./ch04_tiled --batch 2 --heads 3 --seq 97 --seq-k 130 --dim 59 --seed 4 \
     --save "$tmp/s" > /dev/null
 in="--q $tmp/s/q.npy --k $tmp/s/k.npy --v $tmp/s/v.npy"
@@ -63,5 +42,4 @@ refuse "an unknown option" --q "$tmp/s/q.npy" $good --fast
 refuse "an output in a missing directory" --q "$tmp/s/q.npy" --k "$tmp/s/k.npy" \
     --v "$tmp/s/v.npy" --out "$tmp/no/such/dir/o.npy"
 check "--help exits 0" sh -c "$prog --help > /dev/null"
-[ "$failures" -eq 0 ] || { echo "# $failures command-line test(s) failed"; exit 1; }
-echo "# all command-line tests of ch08_fused_timing passed"
+finish ch08_fused_timing

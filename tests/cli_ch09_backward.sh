@@ -3,29 +3,8 @@
 # repository root). Tangled from chapters/ch09_backward.nw.
 set -u
 prog=./ch09_backward
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-ok()  { echo "ok - $1"; }
-bad() { echo "not ok - $1"; failures=$((failures + 1)); }
-floats() { tail -c $(($2 * 4)) "$1" | od -An -v -tf4 -w4; }   # floats FILE COUNT
-max_diff() {   # max_diff A.npy B.npy COUNT: largest |a - b|
-    floats "$1" "$3" > "$tmp/a.txt"; floats "$2" "$3" > "$tmp/b.txt"
-    paste "$tmp/a.txt" "$tmp/b.txt" |
-        awk '{ d = $1 - $2; if (d < 0) d = -d; if (d > m) m = d } END { printf "%.3e\n", m }'
-}
-below() { awk -v x="$1" -v y="$2" 'BEGIN { exit !(x + 0 < y + 0) }'; }
-refuse() {   # refuse NAME ARGS...
-    name=$1; shift
-    rm -f "$tmp"/x.*
-    $prog "$@" > /dev/null 2> "$tmp/err.txt"; status=$?
-    lines=$(wc -l < "$tmp/err.txt")
-    if [ "$status" -eq 2 ] && [ "$lines" -eq 1 ] && ! ls "$tmp"/x.* > /dev/null 2>&1; then
-        ok "refuses $name: $(cat "$tmp/err.txt")"
-    else
-        bad "refuses $name (status $status, $lines stderr lines)"
-    fi
-}
+. "$(dirname "$0")/shell_helpers.sh"
+outputs="$tmp/x.*"
 $prog --heads 2 --seq 9 --seq-k 11 --dim 5 --seed 3 --save "$tmp/s" > /dev/null
 in="--q $tmp/s/q.npy --k $tmp/s/k.npy --v $tmp/s/v.npy --dout $tmp/s/dout.npy"
 for flags in "" "--causal" "--block-q 2 --block-k 3 --scale 0.7"; do
@@ -84,5 +63,4 @@ $prog --heads 4 --seq 300 --dim 64 --save "$tmp/big" > /dev/null
 refuse "--reference on a problem too big for finite differences" \
     --q "$tmp/big/q.npy" --k "$tmp/big/k.npy" --v "$tmp/big/v.npy" \
     --dout "$tmp/big/dout.npy" $outs --reference
-[ "$failures" -eq 0 ] || { echo "# $failures command-line test(s) failed"; exit 1; }
-echo "# all command-line tests of ch09_backward passed"
+finish ch09_backward

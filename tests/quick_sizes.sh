@@ -1,5 +1,6 @@
 # quick_sizes.sh — each chapter program with small sizes (sourced by the
 # bad-input suite and the valgrind check). Tangled from chapters/app_robustness.nw.
+programs="ch01 ch02 ch03 ch04 ch05 ch06 ch07 ch08 ch09 ch10"
 quick() {   # quick PROGRAM: the program's name and small-size options
     case $1 in
         ch01*) echo "ch01_memory_ladder --quick --max-mib 1 --repeats 1 --seq 64" ;;

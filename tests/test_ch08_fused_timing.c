@@ -107,6 +107,23 @@ Test(ch08, huge_logits_stay_finite)
     cr_expect(err <= 1e-2, "error %.3e", err);
     ch08_problem_free(&t);
 }
+Test(ch08, fused_bytes_cover_what_a_call_allocates)
+{
+    const size_t shapes[][3] = { { 1000, 64, 128 }, { 97, 59, 32 }, { 4096, 128, 256 } };
+    for (size_t s = 0; s < COUNT_OF(shapes); s++)
+        for (int threads = 1; threads <= 3; threads += 2) {
+            attn_params p = attn_default(2, 3, shapes[s][0], shapes[s][0], shapes[s][1]);
+            p.block_q = shapes[s][2];
+            const fused_config cfg = { .threads = threads, .count_only = true };
+            const size_t before = fa_bytes_live();
+            fa_reset_peak();
+            attention_fused(&p, NULL, NULL, NULL, NULL, &cfg, NULL);
+            const size_t used = fa_bytes_peak() - before, said = attention_fused_bytes(&p, &cfg);
+            cr_expect(used <= said && (threads > 1 || said <= used + used / 8),
+                      "shape %zu, %d threads: allocated %zu bytes, said %zu",
+                      s, threads, used, said);
+        }
+}
 Test(ch08, threads_are_bit_identical_to_one_thread)
 {
     for (int causal = 0; causal <= 1; causal++) {

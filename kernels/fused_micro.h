@@ -1,0 +1,121 @@
+/* fused_micro.h — the micro-kernels of the fused kernel for one vector width,
+   included by fused.c once per instruction set after it defines W, V, FN, VI,
+   VEXP, VHMAX, VHSUM, VKEEP, R, NB and DV (no include guard: it is read twice);
+   it uses fused.c's fused_tile, visible_range, ALWAYS and UNROLL.
+   Tangled from chapters/ch08_fused_timing.nw; edit that file instead. */
+#define VZERO() VI(setzero_ps)()
+#define VLOAD(p) VI(loadu_ps)(p)
+#define VSTORE(p, x) VI(storeu_ps)(p, x)
+#define VSET1(x) VI(set1_ps)(x)
+#define VFMA(a, b, c) VI(fmadd_ps)(a, b, c)
+#define VMUL(a, b) VI(mul_ps)(a, b)
+#define VADD(a, b) VI(add_ps)(a, b)
+#define VSUB(a, b) VI(sub_ps)(a, b)
+#define VMAX(a, b) VI(max_ps)(a, b)
+ALWAYS void FN(qk_register_tile)(const float *restrict qs, size_t ldq,
+                           const float *restrict kt, size_t d, V s[R][NB])
+{
+    UNROLL for (int r = 0; r < R; r++) UNROLL for (int b = 0; b < NB; b++) s[r][b] = VZERO();
+    for (size_t c = 0; c < d; c++) {
+        V kv[NB];
+        UNROLL for (int b = 0; b < NB; b++) kv[b] = VLOAD(kt + c * FUSED_KEY_TILE + b * W);
+        UNROLL for (int r = 0; r < R; r++) {
+            const V qb = VSET1(qs[r * ldq + c]);
+            UNROLL for (int b = 0; b < NB; b++) s[r][b] = VFMA(qb, kv[b], s[r][b]);
+        }
+    }
+}
+ALWAYS void FN(store_scores)(V s[R][NB], float *restrict sbuf, const int lo[R],
+                             const int hi[R], int base, bool masked)
+{
+    UNROLL for (int r = 0; r < R; r++) UNROLL for (int b = 0; b < NB; b++) {
+        float *to = sbuf + r * FUSED_KEY_TILE + base + b * W;
+        VSTORE(to, masked ? VKEEP(s[r][b], base + b * W, lo[r], hi[r]) : s[r][b]);
+    }
+}
+ALWAYS float FN(softmax_row)(float *restrict row, size_t width, float *m, float *l)
+{
+    V top = VSET1(-INFINITY), sum = VZERO();
+    for (size_t j = 0; j < width; j += W) top = VMAX(top, VLOAD(row + j));
+    const float m_new = fmaxf(*m, VHMAX(top));
+    const float m_use = m_new == -INFINITY ? 0.0f : m_new;
+    const V mv = VSET1(m_use);
+    for (size_t j = 0; j < width; j += W) {
+        const V e = VEXP(VSUB(VLOAD(row + j), mv));
+        sum = VADD(sum, e);
+        VSTORE(row + j, e);
+    }
+    float before[W] = { 0 }, after[W] = { 0 }, alpha[W];
+    before[0] = *m;
+    after[0] = m_use;
+    VSTORE(alpha, VEXP(VSUB(VLOAD(before), VLOAD(after))));
+    *m = m_new;
+    *l = *l * alpha[0] + VHSUM(sum);
+    return alpha[0];
+}
+ALWAYS void FN(pv_chunk)(const float *restrict pbuf, const float *restrict vp, size_t dp,
+                         size_t kc, float *restrict acc, const float *alpha, int nv)
+{
+    V a[R][DV];
+    UNROLL for (int r = 0; r < R; r++) UNROLL for (int b = 0; b < nv; b++)
+        a[r][b] = VMUL(VLOAD(acc + r * dp + b * W), VSET1(alpha[r]));
+    for (size_t j = 0; j < kc; j++) {
+        V vv[DV];
+        UNROLL for (int b = 0; b < nv; b++) vv[b] = VLOAD(vp + j * dp + b * W);
+        UNROLL for (int r = 0; r < R; r++) {
+            const V pb = VSET1(pbuf[r * FUSED_KEY_TILE + j]);
+            UNROLL for (int b = 0; b < nv; b++) a[r][b] = VFMA(pb, vv[b], a[r][b]);
+        }
+    }
+    UNROLL for (int r = 0; r < R; r++) UNROLL for (int b = 0; b < nv; b++)
+        VSTORE(acc + r * dp + b * W, a[r][b]);
+}
+static void FN(pv_tile)(const float *pbuf, const float *vp, size_t dp, size_t kc,
+                        float *acc, const float *alpha)
+{
+    size_t c0 = 0;
+    for (; c0 + DV * W <= dp; c0 += DV * W)
+        FN(pv_chunk)(pbuf, vp + c0, dp, kc, acc + c0, alpha, DV);
+    for (; c0 < dp; c0 += W)
+        FN(pv_chunk)(pbuf, vp + c0, dp, kc, acc + c0, alpha, 1);
+}
+static void FN(row_group)(const fused_tile *t, size_t r0)
+{
+    int lo[R], hi[R];
+    float alpha[R];
+    const size_t width = (t->kc + NB * W - 1) / (NB * W) * (NB * W);
+    for (int r = 0; r < R; r++) visible_range(t, r0 + (size_t)r, &lo[r], &hi[r]);
+    for (size_t j0 = 0; j0 < width; j0 += NB * W) {
+        V s[R][NB];
+        FN(qk_register_tile)(t->qs + r0 * t->dp, t->dp, t->kt + j0, t->d, s);
+        FN(store_scores)(s, t->sbuf, lo, hi, (int)j0, t->needs_mask || j0 + NB * W > t->kc);
+    }
+    for (int r = 0; r < R; r++)
+        alpha[r] = FN(softmax_row)(t->sbuf + (size_t)r * FUSED_KEY_TILE, width,
+                                   t->m + r0 + (size_t)r, t->l + r0 + (size_t)r);
+    FN(pv_tile)(t->sbuf, t->vp, t->dp, t->kc, t->acc + r0 * t->dp, alpha);
+}
+static void FN(key_tile)(const fused_tile *t)
+{
+    for (size_t r0 = 0; r0 < t->rows; r0 += R) FN(row_group)(t, r0);
+}
+#undef W
+#undef V
+#undef FN
+#undef VI
+#undef R
+#undef NB
+#undef DV
+#undef VZERO
+#undef VLOAD
+#undef VSTORE
+#undef VSET1
+#undef VFMA
+#undef VMUL
+#undef VADD
+#undef VSUB
+#undef VMAX
+#undef VEXP
+#undef VHMAX
+#undef VHSUM
+#undef VKEEP
