@@ -75,7 +75,8 @@ small="--device cuda --heads 2 --seq 100 --seq-k 70 --dim 64"
 cat "$out/memcheck.txt" "$out/racecheck.txt" > "$out/sanitizer.txt"
 rm -f "$out/memcheck.txt" "$out/racecheck.txt"
 
-step bench 150 "$out/bench.json" $build/ch10_gpu --bench --repeats 3 --json --data "$out" &&
+step bench 150 "$out/bench.progress" sh -c '"$@" > "$0"' "$out/bench.json" \
+    $build/ch10_gpu --bench --repeats 3 --json --data "$out" &&
     python3 -c 'import json,sys; sys.stdout.write(json.load(open(sys.argv[1]))["text"])' \
         "$out/bench.json" | tee -a "$out/summary.txt"
 step "PyTorch SDPA" 60 "$out/sdpa.log" python3 tests/ch10_sdpa.py --out "$out/ch10_sdpa.dat"
