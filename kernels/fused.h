@@ -12,6 +12,8 @@ typedef struct {
     size_t tiles_computed, tiles_skipped;
 } attn_counts;
 void add_counts(attn_counts *to, const attn_counts *c);
+void blas_use_known_kernels(char **argv);
+const char *blas_kernels(void);
 void attention_naive_blas(const attn_params *p, const float *q, const float *k,
                           const float *v, float *o, int threads, attn_counts *counts);
 void count_naive_head(attn_counts *c, const attn_params *p);

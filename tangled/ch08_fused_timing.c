@@ -533,6 +533,7 @@ static void run_bench(const ch08_options *o)
            block_q_for(o, 4096), o->block_k, BENCH_HEADS);
     printf("# %s: fp32 FMA peak %.1f GFLOP/s one core, %.1f all %ld\n", CH08_PROGRAM, peak_one,
            peak_all, o->threads);
+    printf("# %s: naive kernel on OpenBLAS with its %s kernels\n", CH08_PROGRAM, blas_kernels());
     printf("# columns: program kernel n d causal threads runs median_s min_s max_s gflops "
            "pct_peak x_naive x_torch\n");
     const size_t torch_count = o->python ? run_torch(o, cfg, count, torch) : 0;
@@ -748,6 +749,9 @@ int main(int argc, char **argv)
 {
     ch08_options o = ch08_defaults();
     parse_ch08_options(argc, argv, &o);
+    #ifndef main
+    blas_use_known_kernels(argv);
+    #endif
     if (o.traffic_run) { traffic_run(&o); return 0; }
     if (o.bench) { run_bench(&o); return 0; }
     report *r = report_new(CH08_PROGRAM, o.json);

@@ -10,6 +10,7 @@
 #include "harness.h"
 #include "ladder.h"
 #include "backward.h"
+#include "fused.h"
 #include "ch09_backward.h"
 static bool has_nan(const ch09_outputs *out);
 static double largest_gradient(const ch09_outputs *out);
@@ -655,6 +656,9 @@ int main(int argc, char **argv)
 {
     ch09_options o = ch09_defaults();
     parse_ch09_options(argc, argv, &o);
+#ifndef main
+    blas_use_known_kernels(argv);
+#endif
     if (o.python && !o.bench) die_usage(PROGRAM, "--python goes with --bench");
     report *r = report_new(PROGRAM, o.json);
     if (o.bench) run_bench(&o, r);
