@@ -94,7 +94,9 @@ static int refuse_memory(size_t need, size_t free_bytes, char why[256])
     return -1;
 }
 
-static cudaError_t time_runs(gpu_kernel kernel, gpu_args a, int repeats, double *ms)
+typedef cudaError_t (*device_launch)(const void *work);
+
+static cudaError_t time_runs(device_launch launch, const void *work, int repeats, double *ms)
 {
     double *times = (double *)fa_alloc((size_t)repeats * sizeof(double));
     cudaEvent_t start = NULL, stop = NULL;
@@ -103,7 +105,7 @@ static cudaError_t time_runs(gpu_kernel kernel, gpu_args a, int repeats, double 
     for (int r = 0; r < repeats && e == cudaSuccess; r++) {
         float elapsed = 0.0f;
         e = cudaEventRecord(start);
-        if (e == cudaSuccess) e = launch_on_device(kernel, a);
+        if (e == cudaSuccess) e = launch(work);
         if (e == cudaSuccess) e = cudaEventRecord(stop);
         if (e == cudaSuccess) e = cudaEventSynchronize(stop);
         if (e == cudaSuccess) e = cudaEventElapsedTime(&elapsed, start, stop);
@@ -114,6 +116,14 @@ static cudaError_t time_runs(gpu_kernel kernel, gpu_args a, int repeats, double 
     if (stop) cudaEventDestroy(stop);
     fa_free(times);
     return e;
+}
+
+typedef struct { gpu_kernel kernel; gpu_args a; } forward_work;
+
+static cudaError_t launch_forward(const void *work)
+{
+    const forward_work *f = (const forward_work *)work;
+    return launch_on_device(f->kernel, f->a);
 }
 
 extern "C" int gpu_attention_cuda(gpu_kernel kernel, const attn_params *p, const float *q,
@@ -147,7 +157,10 @@ extern "C" int gpu_attention_cuda(gpu_kernel kernel, const attn_params *p, const
     CUDA_TRY(launch_on_device(kernel, a));
     CUDA_TRY(cudaDeviceSynchronize());
     CUDA_TRY(cudaMemcpy(host.o, dout, qo, cudaMemcpyDeviceToHost));
-    if (repeats > 0) CUDA_TRY(time_runs(kernel, a, repeats, ms));
+    if (repeats > 0) {
+        const forward_work work = { kernel, a };
+        CUDA_TRY(time_runs(launch_forward, &work, repeats, ms));
+    }
 done:
     cudaFree(dq); cudaFree(dk); cudaFree(dv); cudaFree(ds); cudaFree(dout); cudaFree(bf16);
     return status;
@@ -194,26 +207,9 @@ static cudaError_t launch_backward_on_device(gpu_bwd_args b)
     return cudaGetLastError();
 }
 
-static cudaError_t time_backward_runs(gpu_bwd_args b, int repeats, double *ms)
+static cudaError_t launch_backward(const void *work)
 {
-    double *times = (double *)fa_alloc((size_t)repeats * sizeof(double));
-    cudaEvent_t start = NULL, stop = NULL;
-    cudaError_t e = cudaEventCreate(&start);
-    if (e == cudaSuccess) e = cudaEventCreate(&stop);
-    for (int r = 0; r < repeats && e == cudaSuccess; r++) {
-        float elapsed = 0.0f;
-        e = cudaEventRecord(start);
-        if (e == cudaSuccess) e = launch_backward_on_device(b);
-        if (e == cudaSuccess) e = cudaEventRecord(stop);
-        if (e == cudaSuccess) e = cudaEventSynchronize(stop);
-        if (e == cudaSuccess) e = cudaEventElapsedTime(&elapsed, start, stop);
-        times[r] = elapsed;
-    }
-    if (e == cudaSuccess && ms) *ms = median_of(times, (size_t)repeats);
-    if (start) cudaEventDestroy(start);
-    if (stop) cudaEventDestroy(stop);
-    fa_free(times);
-    return e;
+    return launch_backward_on_device(*(const gpu_bwd_args *)work);
 }
 
 extern "C" int gpu_backward_cuda(const attn_params *p, const float *q, const float *k,
@@ -253,7 +249,7 @@ extern "C" int gpu_backward_cuda(const attn_params *p, const float *q, const flo
     CUDA_TRY(cudaMemcpy(dq, mem[5], qo, cudaMemcpyDeviceToHost));
     CUDA_TRY(cudaMemcpy(dk, mem[6], kv, cudaMemcpyDeviceToHost));
     CUDA_TRY(cudaMemcpy(dv, mem[7], kv, cudaMemcpyDeviceToHost));
-    if (repeats > 0) CUDA_TRY(time_backward_runs(b, repeats, ms));
+    if (repeats > 0) CUDA_TRY(time_runs(launch_backward, &b, repeats, ms));
 done:
     for (int t = 0; t < BWD_ARRAYS; t++) cudaFree(mem[t]);
     return status;
