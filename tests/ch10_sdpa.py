@@ -29,13 +29,13 @@ def ceilings(torch, out, repeats):
         out.write("# ceiling %s matmul 8192^3: %.1f TFLOP/s\n"
                   % (str(dtype).split(".")[-1], 2 * 8192 ** 3 / ms / 1e9))
 
-def sweep(torch, out, repeats):
-    out.write("# d N causal dtype ms tflops\n")
+def sweep(torch, out, repeats, header, point):
+    out.write(header + "d N causal dtype ms tflops\n")
     for d in (64, 128):
         for n in (1024, 2048, 4096, 8192, 16384):
             for causal in (False, True):
                 for dtype in (torch.float32, torch.bfloat16):
-                    sdpa_point(torch, out, repeats, d, n, causal, dtype)
+                    point(torch, out, repeats, d, n, causal, dtype)
 
 def sdpa_point(torch, out, repeats, d, n, causal, dtype):
     sdpa = torch.nn.functional.scaled_dot_product_attention
@@ -46,14 +46,6 @@ def sdpa_point(torch, out, repeats, d, n, causal, dtype):
     out.write("%d %d %d %s %.4f %.2f\n" % (d, n, causal, str(dtype).split(".")[-1], ms,
                                           flops / ms / 1e9))
     out.flush()
-
-def backward_sweep(torch, out, repeats):
-    out.write("# backward: d N causal dtype ms tflops\n")
-    for d in (64, 128):
-        for n in (1024, 2048, 4096, 8192, 16384):
-            for causal in (False, True):
-                for dtype in (torch.float32, torch.bfloat16):
-                    sdpa_backward_point(torch, out, repeats, d, n, causal, dtype)
 
 def sdpa_backward_point(torch, out, repeats, d, n, causal, dtype):
     sdpa = torch.nn.functional.scaled_dot_product_attention
@@ -86,8 +78,8 @@ def main():
         out.write("# %s, torch %s, %s\n" % (torch.cuda.get_device_name(0), torch.__version__,
                   datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")))
         ceilings(torch, out, args.repeats)
-        sweep(torch, out, args.repeats)
-        backward_sweep(torch, out, args.repeats)
+        sweep(torch, out, args.repeats, "# ", sdpa_point)
+        sweep(torch, out, args.repeats, "# backward: ", sdpa_backward_point)
     return 0
 
 if __name__ == "__main__":
