@@ -42,4 +42,7 @@ refuse "an unknown option" --q "$tmp/s/q.npy" $good --fast
 refuse "an output in a missing directory" --q "$tmp/s/q.npy" --k "$tmp/s/k.npy" \
     --v "$tmp/s/v.npy" --out "$tmp/no/such/dir/o.npy"
 check "--help exits 0" sh -c "$prog --help > /dev/null"
+check "a hand-set OPENBLAS_CORETYPE is kept and named" sh -c \
+    "OPENBLAS_CORETYPE=Haswell $prog --bench --max-seq 512 --naive-max-seq 0 \
+     --tiled-max-seq 0 2> /dev/null | grep -q 'OpenBLAS with its Haswell kernels'"
 finish ch08_fused_timing
