@@ -11,6 +11,12 @@
 # tangled from chapters/ and committed; book/ is the woven output.
 
 SHELL       := /bin/sh
+# Every recipe runs through chapters/tools/locked-sh, which takes the lock
+# .build/measure.lock shared; a measuring step (chapter 1's profile, the timed
+# receipts of MEASURING, make bench) takes it exclusively, so it runs alone,
+# whatever -j says.
+.SHELLFLAGS := chapters/tools/locked-sh shared -c
+MEASURING_SHELL := chapters/tools/locked-sh exclusive -c
 .DELETE_ON_ERROR:
 .SUFFIXES:
 
@@ -52,7 +58,9 @@ STUDENT_EDITION := $(wildcard .student-edition)
         check-unit check-cli check-valgrind fuzz clean help deps peer-check \
         grade check-graders check-exercises instructor student check-student bench
 
+# After the books, one line if a measuring chapter found the machine busy.
 all: html pdf
+	@python3 $(TOOLS)/busy-note.py $(B)/receipts
 
 help:
 	@echo "make            build everything: programs, receipts, figures, book/index.html, book/flash-attention.pdf"
@@ -69,7 +77,7 @@ help:
 	@echo "make student    dist/flash-attention-student/ (and .tar.gz): what a student is handed"
 	@echo "make check-graders  every grader passes its solution, fails its starter and its wrong variant"
 	@echo "make check-student  make student, then: no solutions in it, make grade works there"
-	@echo "make bench      the benchmark of chapters 8 on (minutes): results in chapters/recorded/bench.txt;"
+	@echo "make bench      the benchmark of chapters 8 on (minutes): results in chapters/recorded/bench-KIND.txt;"
 	@echo "                PYTHON=/path/to/python adds PyTorch as a peer, BENCH_ARGS=--quick a short sweep"
 	@echo "make metrics    pages per chapter, main-text composition, HTML page weights (METRICS_BEFORE=DIR compares a built older checkout)"
 	@echo "make clean      remove everything built"
@@ -163,7 +171,17 @@ receipts: $(PROGRAMS:%=$(B)/receipts/%.json) $(PROGRAMS:%=$(B)/receipts/%.txt)
 
 $(B)/receipts/%.json: %
 	@mkdir -p $(dir $@) $(B)/data
-	./$* --json --data $(B)/data > $@.$$$$.tmp && mv $@.$$$$.tmp $@
+	FA_MACHINE=$(MACHINE_PROFILE) ./$* --json --data $(B)/data > $@.$$$$.tmp && mv $@.$$$$.tmp $@
+
+# The programs that measure this machine run alone (see SHELL above). Chapter
+# 1's writes the machine's profile, MACHINE_PROFILE; the others read it (the
+# rule above names it in FA_MACHINE), so the book has one peak and one set of
+# bandwidths. A chapter that measures joins MEASURING.
+MEASURING       := $(filter ch01_% ch08_% ch09_% ch11_%,$(PROGRAMS))
+MACHINE_PROFILE := $(B)/data/ch01_machine.txt
+$(MEASURING:%=$(B)/receipts/%.json): private .SHELLFLAGS := $(MEASURING_SHELL)
+$(patsubst %,$(B)/receipts/%.json,$(filter-out ch01_%,$(MEASURING))): \
+    $(B)/receipts/ch01_memory_ladder.json
 
 $(B)/receipts/%.txt: $(B)/receipts/%.json
 	python3 -c 'import json,sys; sys.stdout.write(json.load(open(sys.argv[1]))["text"])' $< > $@.$$$$.tmp && mv $@.$$$$.tmp $@
@@ -179,10 +197,11 @@ $(B)/receipts/exercises.json: $(NW) $(TOOLS)/exercises.py
 # runs a copy of the program built for AVX2, on a fixed simulated cache.
 AVX2_OPT    := -O2 -mavx2 -mfma -fvect-cost-model=dynamic
 CG_GEOMETRY := --D1=32768,8,64 --LL=2097152,16,64
-BENCH_FILE  := chapters/recorded/bench.txt
+RECORDED    := chapters/recorded
 ifneq ($(filter ch08_fused_timing,$(PROGRAMS)),)
 $(B)/receipts/ch08_fused_timing.json: $(B)/data/ch08_cachegrind_naive.txt \
-    $(B)/data/ch08_cachegrind_fused.txt $(B)/receipts/ch01_memory_ladder.json $(wildcard $(BENCH_FILE))
+    $(B)/data/ch08_cachegrind_fused.txt $(B)/receipts/ch01_memory_ladder.json \
+    $(wildcard $(RECORDED)/bench-*.txt)
 endif
 
 $(B)/avx2/obj/%.o: $(B)/L/%.c $(B)/flags.txt | $(B)/roots.mk
@@ -199,18 +218,28 @@ $(B)/data/ch08_cachegrind_%.txt: $(B)/avx2/ch08_fused_timing
 	  --cache-sim=yes $(CG_GEOMETRY) --cachegrind-out-file=/dev/null \
 	  $< --traffic-run $* --isa avx2 2>> $@.tmp && mv $@.tmp $@
 
-# make bench: every benchmarking program's --bench, one results file.
+# make bench: chapter 1's profile of the machine, then every benchmarking
+# program's --bench with that profile, into one results file per kind of
+# machine, chapters/recorded/bench-KIND.txt (KIND: chapters/tools/machine-kind.sh),
+# headed by the date, the commit and the profile. It measures, so it runs alone.
 # (chapter 10 measures on a GPU: make bench-gpu)
 BENCH_PROGRAMS := $(filter ch08_% ch09_%,$(PROGRAMS))
-bench: $(BENCH_PROGRAMS)
-	@mkdir -p $(dir $(BENCH_FILE))
+BENCH_DIR   := $(B)/bench
+bench: private .SHELLFLAGS := $(MEASURING_SHELL)
+bench: $(BENCH_PROGRAMS) ch01_memory_ladder
+	@mkdir -p $(RECORDED) $(BENCH_DIR)
+	@echo "bench: ./ch01_memory_ladder --data $(BENCH_DIR) (the machine's profile)" >&2
+	@./ch01_memory_ladder --data $(BENCH_DIR) > $(BENCH_DIR)/ch01_memory_ladder.txt
 	@{ echo "# make bench: date $$(date -u +%Y-%m-%dT%H:%MZ) commit $$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$$(git diff --quiet HEAD 2>/dev/null || echo +changes)"; \
+	  sed -n '/^[^#]/s/^/# machine: /p' $(BENCH_DIR)/ch01_machine.txt; \
 	  for p in $(BENCH_PROGRAMS); do \
 	    echo "bench: ./$$p --bench $(BENCH_ARGS)" >&2; \
-	    ./$$p --bench $(BENCH_ARGS) $(if $(PYTHON),--python $(PYTHON)) || exit 1; \
-	  done; } > $(BENCH_FILE).tmp
-	@mv $(BENCH_FILE).tmp $(BENCH_FILE)
-	@echo "bench: results in $(BENCH_FILE)" >&2
+	    FA_MACHINE=$(BENCH_DIR)/ch01_machine.txt ./$$p --bench $(BENCH_ARGS) \
+	      $(if $(PYTHON),--python $(PYTHON)) || exit 1; \
+	  done; } > $(BENCH_DIR)/bench.txt
+	@kind=$$(sh $(TOOLS)/machine-kind.sh $(BENCH_DIR)/ch01_machine.txt) && \
+	  mv $(BENCH_DIR)/bench.txt $(RECORDED)/bench-$$kind.txt && \
+	  echo "bench: results in $(RECORDED)/bench-$$kind.txt" >&2
 
 # ---------------------------------------------------------------- figures
 # figures/chNN_name.gp draws from the data its chapter's program wrote.

@@ -49,6 +49,10 @@ typedef struct {
     int    fma_lanes;         /* fp32 lanes per FMA instruction            */
     double fma_gflops_one, fma_gflops_all;
     spread fma_one_range, fma_all_range;
+    double load_before, load_after;  /* 1-minute load average, /proc/loadavg */
+    double others_cpu;        /* share of all CPUs' time other processes took */
+    int    busy;              /* 1 when the quiet check failed                */
+    int    attempts;          /* measurements made to find a quiet one        */
     int    nlevels;
     ladder_level level[LADDER_MAX_LEVELS];
     int    npoints;
@@ -113,9 +117,34 @@ void ladder_write(const char *dir, const ladder_profile *p);
 int  ladder_read(const char *dir, ladder_profile *p, char *err, size_t errlen);
 
 typedef struct {
+    double wall;   /* seconds on the monotonic clock                    */
+    double busy;   /* CPU seconds all CPUs have worked since boot       */
+    double self;   /* CPU seconds this process has used, all threads    */
+    double load;   /* 1-minute load average                             */
+} ladder_sample;
+
+typedef struct {
+    double load_before, load_after;
+    double others;  /* share of the machine's CPU time others took, 0..1 */
+} ladder_noise;
+
+ladder_sample ladder_sample_now(void);
+ladder_noise  ladder_noise_between(ladder_sample before, ladder_sample after);
+/* busy: others took more than LADDER_BUSY_OTHERS of the machine, or the
+   repeats spread (slowest over fastest) by more than spread_limit */
+bool ladder_busy(ladder_noise n, double spread_ratio, double spread_limit);
+/* one sentence for the prose: how busy the machine was, and what follows */
+const char *ladder_noise_note(char *buf, size_t size, const char *what,
+                              ladder_noise n, bool busy);
+/* "ran 1.92 times as fast as", "took 1.31 times as long as", or within
+   5% either way "ran about as fast (1.02 times) as" */
+const char *ladder_compare_times(char *buf, size_t size, double seconds, double reference);
+
+typedef struct {
     size_t sizes[LADDER_MAX_POINTS];
     int    count;
     int    threads, repeats;
+    int    attempts;              /* measurements while the machine is busy */
     long   chase_steps, fma_iterations;
     uint32_t seed;
 } ladder_plan;
@@ -129,4 +158,12 @@ void report_machine(report *r, const ladder_profile *p, const ladder_plan *plan)
 void report_sweep(report *r, const ladder_profile *p);
 void report_ladder(report *r, const ladder_profile *p);
 void report_ladder_ratios(report *r, const ladder_profile *p);
+void measure_ladder_quietly(const ladder_plan *plan, int attempts, ladder_profile *p,
+                            bool progress);
+/* 0: read from path, or from $FA_MACHINE when path is NULL; 1: neither
+   given, measured now; -1: the file is unreadable (reason in err) */
+int    ladder_profile_for(const char *path, int threads, bool levels,
+                          ladder_profile *p, char *err, size_t errlen);
+/* the peak of `threads` cores: NaN where the profile has no such team */
+double ladder_peak_for(const ladder_profile *p, int threads);
 #endif

@@ -109,7 +109,7 @@ static void report_part(report *r, const char *title)
 
 int main(int argc, char **argv)
 {
-    long seq = 8192, heads = 8, dim = 64, seed = 0, max_mib = 512, repeats = 5;
+    long seq = 8192, heads = 8, dim = 64, seed = 0, max_mib = 512, repeats = 5, attempts = 0;
     long threads = ladder_cpus();
     double tbs = 2.0;
     bool quick = false, json = false;
@@ -131,6 +131,8 @@ int main(int argc, char **argv)
           "a coarse, short sweep up to 64 MiB (for tests)" },
         { "seed", OPT_INT, &seed, 0, 4294967295.0, "S",
           "seed of the pointer chase's random cycle" },
+        { "attempts", OPT_INT, &attempts, 0, 10, "A",
+          "measure up to A times while the machine is busy (0: 3, or 1 with --quick)" },
         { "json", OPT_FLAG, &json, 0, 0, NULL, "print the receipts as JSON" },
         { "data", OPT_STRING, &data_dir, 0, 0, "DIR",
           "write " LADDER_CURVE_FILE " and " LADDER_MACHINE_FILE " into DIR" },
@@ -145,6 +147,7 @@ int main(int argc, char **argv)
     ladder_plan plan = {
         .threads = (int)threads, .seed = (uint32_t)seed,
         .repeats = quick && repeats > 3 ? 3 : (int)repeats,
+        .attempts = attempts > 0 ? (int)attempts : quick ? 1 : 3,
         .chase_steps = quick ? 1 << 14 : 1 << 16,
         .fma_iterations = quick ? 1 << 20 : 1 << 22 };
     plan_sizes(&plan, max_bytes, quick);
@@ -164,7 +167,7 @@ int main(int argc, char **argv)
     report_sram_facts(r, shape, tbs);
     report_gpus(r, shape);
     ladder_profile profile;
-    measure_ladder(&plan, &profile, true);
+    measure_ladder_quietly(&plan, plan.attempts, &profile, true);
     report_part(r, "PART 2  This machine, measured: medians of repeated runs, "
                 "its own numbers");
     report_machine(r, &profile, &plan);

@@ -1,6 +1,7 @@
 /* ch08_fused_timing — counted, measured and benchmarked attention kernels.
    Tangled from chapters/ch08_fused_timing.nw. */
 #define _GNU_SOURCE
+#include <glob.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,7 +16,7 @@
 enum { CH08_MAX_BLOCK = 4096, CH08_MAX_SEQ = 65536 };
 typedef struct {
     const char *q_path, *k_path, *v_path, *out_path, *kernel, *isa;
-    const char *data_dir, *python, *recorded, *traffic_run;
+    const char *data_dir, *python, *recorded, *traffic_run, *machine;
     bool causal, json, bench, quick;
     long window, block_q, block_k, seed, heads, seq, dim, threads, repeats;
     long max_seq, naive_max_seq, tiled_max_seq;
@@ -23,6 +24,12 @@ typedef struct {
 } ch08_options;
 attn_counts counted_fused(size_t n, bool causal);
 attn_counts counted_naive(size_t n);
+typedef struct { double u0, v0, u1, v1; } plot_box;
+typedef struct { double u, v; bool left_of_point, moved; } label_place;
+plot_box label_box(label_place l, int chars);
+void place_labels(const double u[], const double v[], const int chars[], int count,
+                  label_place out[]);
+const char *roof_place(char *buf, size_t size, double i, double one, double all);
 static void apply_ch08_kernel_options(const ch08_options *o, attn_params *p);
 static void report_ch08_file_run(report *r, const ch08_options *o, const tensor *q,
                             const attn_counts *c);
@@ -31,7 +38,7 @@ static void bench_memory(const ch08_options *o);
 static ch08_options ch08_defaults(void)
 {
     return (ch08_options){ .kernel = "fused", .isa = "auto",
-                           .recorded = "chapters/recorded/bench.txt",
+                           .recorded = "chapters/recorded",
                            .block_q = 0, .block_k = 128, .heads = 8, .seq = 1024,
                            .dim = 64, .threads = ladder_cpus(), .repeats = 3,
                            .max_seq = 16384, .naive_max_seq = 4096, .tiled_max_seq = 1024 };
@@ -67,10 +74,13 @@ static void parse_ch08_options(int argc, char **argv, ch08_options *o)
           "largest n at which the benchmark runs the naive kernel" },
         { "tiled-max-seq", OPT_INT, &o->tiled_max_seq, 0, CH08_MAX_SEQ, "N",
           "largest n at which the benchmark runs chapter 4's kernel" },
-        { "recorded", OPT_STRING, &o->recorded, 0, 0, "FILE", "the recorded benchmark to report" },
+        { "recorded", OPT_STRING, &o->recorded, 0, 0, "PATH",
+          "the recorded benchmark to report: a file, or a folder of bench-*.txt" },
         { "json", OPT_FLAG, &o->json, 0, 0, NULL, "print the report as JSON" },
         { "data", OPT_STRING, &o->data_dir, 0, 0, "DIR",
-          "read chapter 1's and cachegrind's data from DIR, write figure data there" },
+          "read cachegrind's data from DIR, write figure data there" },
+        { "machine", OPT_STRING, &o->machine, 0, 0, "FILE",
+          "chapter 1's machine profile (default $FA_MACHINE; with neither, measure now)" },
     };
     options_parse(argc, argv, CH08_PROGRAM, "fused attention: counted, measured, benchmarked",
                   opts, sizeof opts / sizeof opts[0]);
@@ -339,7 +349,7 @@ static double first_head_error(const attn_params *p, const tensor qkv[3], const 
     fa_free(exact);
     return err;
 }
-typedef struct { double gflops, intensity; } rung_point;
+typedef struct { double gflops, intensity, seconds, spread; } rung_point;
 
 static rung_point ladder_row(table *t, report *r, const ch08_options *o,
                                const attn_params *p, const tensor qkv[3], float *out,
@@ -352,29 +362,53 @@ static rung_point ladder_row(table *t, report *r, const ch08_options *o,
         : run_kernel(KERNEL_FUSED, p, NULL, NULL, NULL, NULL,
                      &(fused_config){ .threads = 1, .count_only = true });
     const timing tm = time_kernel(g->kernel, p, qkv, out, &cfg, 1, (int)o->repeats);
-    const rung_point pt = { c.flops / tm.median / 1e9, c.flops / all_bytes(&c) };
-    const double peak = threads == 1 ? machine->fma_gflops_one : machine->fma_gflops_all;
+    const rung_point pt = { c.flops / tm.median / 1e9, c.flops / all_bytes(&c), tm.median,
+                            tm.slowest / tm.fastest };
+    const double peak = ladder_peak_for(machine, threads);
     char med[32], err[32], pct[32], key[64];
     table_rowf(t, "%s|%d|%s|%.4f-%.4f|%.1f|%s|%s", g->name, threads, fmt_num(med, tm.median),
                tm.fastest, tm.slowest, pt.gflops,
-               peak > 0 ? fmt_pct(pct, pt.gflops / peak) : "-",
+               peak > 0 ? fmt_pct(pct, pt.gflops / peak) : "-",   /* NaN > 0 is false */
                fmt_num(err, first_head_error(p, qkv, out)));
     snprintf(key, sizeof key, "gflops_%s", g->key);
     report_factf(r, key, "%.1f", pt.gflops);
     return pt;
 }
-static void write_roofline(const char *dir, const ladder_profile *m,
+static int rung_of(const char *key);
+typedef struct { double xmin, xmax, ymin, ymax; } plot_ranges;
+static plot_ranges roofline_ranges(const ladder_profile *m, const rung_point pts[RUNG_COUNT]);
+static double axis_fraction(double x, double lo, double hi);
+static double axis_value(double f, double lo, double hi);
+static int rung_label(char *buf, size_t size, const rung *g, long threads);
+static void report_ladder_noise(report *r, const rung_point pts[RUNG_COUNT], ladder_noise n);
+static void ladder_notes(report *r, const ch08_options *o, const rung_point pts[RUNG_COUNT],
+                         const ladder_profile *m);
+static void write_roofline(const char *dir, const ch08_options *o, const ladder_profile *m,
                            const rung_point pts[RUNG_COUNT])
 {
+    const plot_ranges g = roofline_ranges(m, pts);
+    double u[RUNG_COUNT], v[RUNG_COUNT];
+    int chars[RUNG_COUNT];
+    char label[RUNG_COUNT][64];
+    label_place at[RUNG_COUNT];
+    for (int i = 0; i < RUNG_COUNT; i++) {
+        chars[i] = rung_label(label[i], sizeof label[i], &RUNGS[i], o->threads);
+        u[i] = axis_fraction(pts[i].intensity, g.xmin, g.xmax);
+        v[i] = axis_fraction(pts[i].gflops, g.ymin, g.ymax);
+    }
+    place_labels(u, v, chars, RUNG_COUNT, at);
     FILE *f = data_file(dir, "ch08_roofline.dat");
-    fprintf(f, "# intensity gflops kernel threads\n");
+    fprintf(f, "# intensity gflops label label_x label_y left_of_point moved\n");
     for (int i = 0; i < RUNG_COUNT; i++)
-        fprintf(f, "%.6g %.6g \"%s, %s\"\n", pts[i].intensity, pts[i].gflops, RUNGS[i].name,
-                RUNGS[i].all_threads ? "all cores" : "1 core");
+        fprintf(f, "%.6g %.6g \"%s\" %.6g %.6g %d %d\n", pts[i].intensity, pts[i].gflops,
+                label[i], axis_value(at[i].u, g.xmin, g.xmax), axis_value(at[i].v, g.ymin, g.ymax),
+                at[i].left_of_point, at[i].moved);
     fprintf(f, "\n\n# roof: level gbs_one gbs_all peak_one peak_all\n");
     for (int l = 0; l < m->nlevels; l++)
         fprintf(f, "\"%s\" %.6g %.6g %.6g %.6g\n", m->level[l].name, m->level[l].gbs_one,
                 m->level[l].gbs_all, m->fma_gflops_one, m->fma_gflops_all);
+    fprintf(f, "\n\n# ranges: xmin xmax ymin ymax\n%.6g %.6g %.6g %.6g\n", g.xmin, g.xmax,
+            g.ymin, g.ymax);
     data_close(f);
 }
 static void ladder_table(report *r, const ch08_options *o, const ladder_profile *machine)
@@ -387,28 +421,192 @@ static void ladder_table(report *r, const ch08_options *o, const ladder_profile 
     draw_tensors(&p, (uint32_t)o->seed, qkv);
     float *out = fa_alloc(floats_bytes(tensor_count(&qkv[0])));
     rung_point pts[RUNG_COUNT];
+    const ladder_sample before = ladder_sample_now();
     for (int i = 0; i < RUNG_COUNT; i++)
         pts[i] = ladder_row(t, r, o, &p, qkv, out, &RUNGS[i], machine);
+    report_ladder_noise(r, pts, ladder_noise_between(before, ladder_sample_now()));
     report_factf(r, "ladder_shape", "1 x %ld x %ld x %ld", o->heads, o->seq, o->dim);
     report_factf(r, "ladder_repeats", "%ld", o->repeats);
-    report_factf(r, "intensity_naive", "%.1f", pts[0].intensity);
-    report_factf(r, "intensity_fused", "%.0f", pts[3].intensity);
+    report_factf(r, "intensity_naive", "%.1f", pts[rung_of("naive_1")].intensity);
+    report_factf(r, "intensity_fused", "%.0f", pts[rung_of("fused_1")].intensity);
     report_fact(r, "isa", fused_isa_name(fused_isa_chosen(config_of(o, 1).isa)));
-    if (o->data_dir) write_roofline(o->data_dir, machine, pts);
+    if (o->data_dir && machine->nlevels > 0) write_roofline(o->data_dir, o, machine, pts);
+    ladder_notes(r, o, pts, machine);
     fa_free(out);
     for (int i = 0; i < 3; i++) tensor_free(&qkv[i]);
 }
 static ladder_profile machine_of(const ch08_options *o, report *r)
 {
-    ladder_profile m = { 0 };
+    ladder_profile m;
     char err[256];
-    if (o->data_dir && ladder_read(o->data_dir, &m, err, sizeof err) != 0)
-        die_usage(CH08_PROGRAM, "%s (run ./ch01_memory_ladder --data %s first)", err, o->data_dir);
-    report_factf(r, "machine", "%s, %d CPUs", o->data_dir ? m.cpu_model : "this machine",
-                 ladder_cpus());
+    const int got = ladder_profile_for(o->machine, (int)o->threads, o->data_dir != NULL, &m,
+                                       err, sizeof err);
+    if (got < 0) die_usage(CH08_PROGRAM, "%s (run ./ch01_memory_ladder --data DIR first)", err);
+    report_factf(r, "machine", "%s, %d CPUs", m.cpu_model, m.cpus);
     report_factf(r, "peak_one", "%.0f", m.fma_gflops_one);
     report_factf(r, "peak_all", "%.0f", m.fma_gflops_all);
+    report_fact(r, "peak_source", got == 0 ? "chapter 1's measurement, from the same build"
+                                           : "measured by this program as it started");
     return m;
+}
+static int rung_of(const char *key)
+{
+    for (int i = 0; i < RUNG_COUNT; i++)
+        if (strcmp(RUNGS[i].key, key) == 0) return i;
+    die_usage(CH08_PROGRAM, "no rung %s", key);
+    return 0;
+}
+#define CH08_SPREAD_LIMIT 1.25
+static void report_ladder_noise(report *r, const rung_point pts[RUNG_COUNT], ladder_noise n)
+{
+    double widest = 1;
+    for (int i = 0; i < RUNG_COUNT; i++)
+        if (pts[i].spread > widest) widest = pts[i].spread;
+    const bool busy = ladder_busy(n, widest, CH08_SPREAD_LIMIT);
+    char note[320];
+    report_fact(r, "busy", busy ? "yes" : "no");
+    report_factf(r, "others_cpu", "%.0f%%", 100 * n.others);
+    report_fact(r, "noise_note", ladder_noise_note(note, sizeof note, "the ladder's timings",
+                                                   n, busy));
+}
+static void threads_note(report *r, const ch08_options *o, const rung_point pts[RUNG_COUNT])
+{
+    char fused[64], naive[64], note[320];
+    snprintf(note, sizeof note, "On this machine, on %ld threads, the fused kernel %s on "
+             "one, and naive attention on OpenBLAS %s on one.", o->threads,
+             ladder_compare_times(fused, sizeof fused, pts[rung_of("fused_all")].seconds,
+                           pts[rung_of("fused_1")].seconds),
+             ladder_compare_times(naive, sizeof naive, pts[rung_of("naive_all")].seconds,
+                           pts[rung_of("naive_1")].seconds));
+    report_fact(r, "threads_note", note);
+}
+static void tiled_note(report *r, const rung_point pts[RUNG_COUNT])
+{
+    char tiled[64], fused[64], note[320];
+    const double t = pts[rung_of("tiled_1")].seconds;
+    snprintf(note, sizeof note, "On one thread it %s naive attention on OpenBLAS, and the "
+             "fused kernel, the same walk over the same blocks, %s it.",
+             ladder_compare_times(tiled, sizeof tiled, t, pts[rung_of("naive_1")].seconds),
+             ladder_compare_times(fused, sizeof fused, pts[rung_of("fused_1")].seconds, t));
+    report_fact(r, "tiled_note", note);
+}
+const char *roof_place(char *buf, size_t size, double i, double one, double all)
+{
+    char ridges[96];
+    snprintf(ridges, sizeof ridges, "the ridge of one core (%.1f) and of all cores (%.1f)",
+             one, all);
+    if (i > one && i > all)
+        snprintf(buf, size, "right of %s, under the flat roofs, where only the arithmetic "
+                 "peak bounds it", ridges);
+    else if (i <= one && i <= all)
+        snprintf(buf, size, "left of %s, under the sloped lines, where memory bandwidth "
+                 "bounds it", ridges);
+    else
+        snprintf(buf, size, "between %s: under the flat roof of %s and the sloped line of "
+                 "%s", ridges, i > one ? "one core" : "all cores",
+                 i > one ? "all cores" : "one core");
+    return buf;
+}
+static double roof_share(const rung_point *pt, double peak, double gbs)
+{
+    const double allowed = pt->intensity * gbs < peak ? pt->intensity * gbs : peak;
+    return pt->gflops / allowed;
+}
+static void roofline_note(report *r, const ladder_profile *m, const rung_point pts[RUNG_COUNT])
+{
+    const ladder_level *dram = &m->level[m->nlevels - 1];
+    const double one = m->fma_gflops_one / dram->gbs_one, all = m->fma_gflops_all / dram->gbs_all;
+    const rung_point *n1 = &pts[rung_of("naive_1")], *na = &pts[rung_of("naive_all")];
+    const rung_point *f1 = &pts[rung_of("fused_1")], *fa = &pts[rung_of("fused_all")];
+    char naive[256], fused[256], note[1024];
+    snprintf(note, sizeof note, "Naive attention's counted intensity is %.1f operations per "
+             "byte, %s; it reached %.0f%% of what its roof allows on one core and %.0f%% on "
+             "all. The tiled kernels reach %.0f operations per byte, %s; the fused kernel "
+             "reached %.0f%% of its roof on one core and %.0f%% on all.", n1->intensity,
+             roof_place(naive, sizeof naive, n1->intensity, one, all),
+             100 * roof_share(n1, m->fma_gflops_one, dram->gbs_one),
+             100 * roof_share(na, m->fma_gflops_all, dram->gbs_all), f1->intensity,
+             roof_place(fused, sizeof fused, f1->intensity, one, all),
+             100 * roof_share(f1, m->fma_gflops_one, dram->gbs_one),
+             100 * roof_share(fa, m->fma_gflops_all, dram->gbs_all));
+    report_fact(r, "roofline_note", note);
+}
+static void ladder_notes(report *r, const ch08_options *o, const rung_point pts[RUNG_COUNT],
+                         const ladder_profile *m)
+{
+    threads_note(r, o, pts);
+    tiled_note(r, pts);
+    if (m->nlevels > 0) roofline_note(r, m, pts);
+    else report_fact(r, "roofline_note", "(no bandwidths measured: no roofline)");
+}
+#define LABEL_HEIGHT 0.065   /* one line of the labels' font        */
+#define LABEL_CHAR   0.019   /* one character's width                */
+#define LABEL_GAP    0.03    /* between a point and its label        */
+#define POINT_HALF   0.022   /* half the size of a point's marker    */
+#define LABELS_MAX   32
+static bool boxes_meet(plot_box a, plot_box b)
+{
+    return a.u0 < b.u1 && b.u0 < a.u1 && a.v0 < b.v1 && b.v0 < a.v1;
+}
+static bool box_free(plot_box b, const plot_box placed[], int count)
+{
+    if (b.u0 < 0 || b.u1 > 1 || b.v0 < 0 || b.v1 > 1) return false;
+    for (int i = 0; i < count; i++)
+        if (boxes_meet(b, placed[i])) return false;
+    return true;
+}
+plot_box label_box(label_place l, int chars)
+{
+    const double w = chars * LABEL_CHAR;
+    return (plot_box){ l.left_of_point ? l.u - w : l.u, l.v - LABEL_HEIGHT / 2,
+                       l.left_of_point ? l.u : l.u + w, l.v + LABEL_HEIGHT / 2 };
+}
+void place_labels(const double u[], const double v[], const int chars[], int count,
+                  label_place out[])
+{
+    plot_box placed[2 * LABELS_MAX];
+    int used = 0;
+    if (count > LABELS_MAX) count = LABELS_MAX;
+    for (int i = 0; i < count; i++)
+        placed[used++] = (plot_box){ u[i] - POINT_HALF, v[i] - POINT_HALF,
+                                     u[i] + POINT_HALF, v[i] + POINT_HALF };
+    for (int i = 0; i < count; i++) {
+        out[i] = (label_place){ u[i] + LABEL_GAP, v[i], false, false };
+        for (int step = 0; step < 60; step++) {
+            const double dv = ((step + 1) / 2) * LABEL_HEIGHT * (step % 2 ? 1 : -1);
+            const label_place right = { u[i] + LABEL_GAP, v[i] + dv, false, step > 0 };
+            const label_place left = { u[i] - LABEL_GAP, v[i] + dv, true, step > 0 };
+            if (box_free(label_box(right, chars[i]), placed, used)) { out[i] = right; break; }
+            if (box_free(label_box(left, chars[i]), placed, used)) { out[i] = left; break; }
+        }
+        placed[used++] = label_box(out[i], chars[i]);
+    }
+}
+static plot_ranges roofline_ranges(const ladder_profile *m, const rung_point pts[RUNG_COUNT])
+{
+    plot_ranges g = { 0.1, 1000, m->level[m->nlevels - 1].gbs_one * 0.1, m->fma_gflops_all * 1.2 };
+    for (int i = 0; i < RUNG_COUNT; i++) {
+        if (pts[i].intensity < g.xmin) g.xmin = pts[i].intensity;
+        if (pts[i].intensity > g.xmax) g.xmax = pts[i].intensity;
+        if (pts[i].gflops < g.ymin) g.ymin = pts[i].gflops;
+    }
+    return (plot_ranges){ pow(10, floor(log10(g.xmin))), pow(10, ceil(log10(g.xmax))),
+                          pow(10, floor(log10(g.ymin))), pow(10, ceil(log10(g.ymax))) };
+}
+static double axis_fraction(double x, double lo, double hi)
+{
+    return (log10(x) - log10(lo)) / (log10(hi) - log10(lo));
+}
+
+static double axis_value(double f, double lo, double hi)
+{
+    return pow(10, log10(lo) + f * (log10(hi) - log10(lo)));
+}
+static int rung_label(char *buf, size_t size, const rung *g, long threads)
+{
+    const int name = (int)strcspn(g->name, ",");
+    if (!g->all_threads) return snprintf(buf, size, "%.*s, 1 core", name, g->name);
+    return snprintf(buf, size, "%.*s, %ld cores", name, g->name, threads);
 }
 typedef struct {
     char kernel[16];
@@ -523,8 +721,11 @@ static void run_bench(const ch08_options *o)
     static bench_config cfg[256];
     static bench_result torch[256], ours[8];
     const size_t count = bench_configs(o, cfg, 256);
-    const double peak_one = ladder_fma_gflops(1, 1 << 22, 5);
-    const double peak_all = ladder_fma_gflops((int)o->threads, 1 << 22, 5);
+    ladder_profile m;
+    char err[256];
+    if (ladder_profile_for(o->machine, (int)o->threads, false, &m, err, sizeof err) < 0)
+        die_usage(CH08_PROGRAM, "%s (run ./ch01_memory_ladder --data DIR first)", err);
+    const double peak_one = ladder_peak_for(&m, 1), peak_all = ladder_peak_for(&m, (int)o->threads);
     char model[128];
     ladder_cpu_model(model, sizeof model);
     printf("# %s: machine %s, %d CPUs; fused kernel %s; blocks %zu (n < 4096) or %zu x %ld;"
@@ -581,9 +782,10 @@ static void bench_memory(const ch08_options *o)
     fa_free(out);
     for (int q = 0; q < 3; q++) tensor_free(&qkv[q]);
 }
-enum { MAX_RECORDED = 1024 };
+enum { MAX_RECORDED = 1024, MAX_RECORDS = 8 };
 typedef struct {
-    char when[64], commit[64], machine[160];
+    char when[64], commit[64], machine[160], isa[32];
+    double peak_one, peak_all;
     size_t count;
     bench_result r[MAX_RECORDED];
     double peak[MAX_RECORDED];
@@ -605,11 +807,16 @@ static bool read_recorded(const char *path, recorded_bench *rb)
     snprintf(rb->when, sizeof rb->when, "(not recorded)");
     snprintf(rb->commit, sizeof rb->commit, "(none)");
     snprintf(rb->machine, sizeof rb->machine, "(none)");
+    snprintf(rb->isa, sizeof rb->isa, "-");
+    rb->peak_one = rb->peak_all = NAN;
     if (!f) return false;
     while (fgets(line, sizeof line, f)) {
         sscanf(line, "# make bench: date %63s commit %63s", rb->when, rb->commit);
         if (strncmp(line, "# " CH08_PROGRAM ": machine ", 2 + strlen(CH08_PROGRAM) + 10) == 0)
-            sscanf(line + 2 + strlen(CH08_PROGRAM) + 10, "%159[^;]", rb->machine);
+            sscanf(line + 2 + strlen(CH08_PROGRAM) + 10, "%159[^;]; fused kernel %31[^;]", rb->machine,
+                   rb->isa);
+        sscanf(line, "# " CH08_PROGRAM ": fp32 FMA peak %lf GFLOP/s one core, %lf all", &rb->peak_one,
+               &rb->peak_all);
         if (rb->count < MAX_RECORDED
             && read_result_line(line, &rb->r[rb->count], &rb->peak[rb->count]))
             rb->count++;
@@ -665,6 +872,24 @@ static void recorded_summary(report *r, const recorded_bench *rb)
     if (strstr(text, "nan")) strncat(text, " (nan: not in the record.)", sizeof text - strlen(text) - 1);
     report_fact(r, "recorded_summary", text);
 }
+static void recorded_threads_note(report *r, const recorded_bench *rb)
+{
+    long all = 1;
+    for (size_t i = 0; i < rb->count; i++) if (rb->r[i].threads > all) all = rb->r[i].threads;
+    const bench_result one = { .n = 4096, .d = 64, .threads = 1 };
+    const bench_result many = { .n = 4096, .d = 64, .threads = all };
+    const bench_result *f1 = find_result(rb->r, rb->count, "fused", &one);
+    const bench_result *fa = find_result(rb->r, rb->count, "fused", &many);
+    const bench_result *n1 = find_result(rb->r, rb->count, "naive", &one);
+    const bench_result *na = find_result(rb->r, rb->count, "naive", &many);
+    char fused[64], naive[64], note[512] = "(not in the record)";
+    if (f1 && fa && n1 && na && all > 1)
+        snprintf(note, sizeof note, "at n = 4096, d = 64, on %s, the fused kernel on %ld threads "
+                 "%s on one, and naive attention %s on one.", rb->machine, all,
+                 ladder_compare_times(fused, sizeof fused, fa->t.median, f1->t.median),
+                 ladder_compare_times(naive, sizeof naive, na->t.median, n1->t.median));
+    report_fact(r, "recorded_threads_note", note);
+}
 static void write_bench_data(const char *dir, const recorded_bench *rb)
 {
     static const char *const kernels[] = { "naive", "tiled", "fused", "torch" };
@@ -687,16 +912,62 @@ static void write_bench_data(const char *dir, const recorded_bench *rb)
         }
     data_close(f);
 }
+static size_t read_records(const char *path, recorded_bench *rb, size_t max)
+{
+    glob_t g = { 0 };
+    char pattern[4096];
+    size_t count = 0;
+    snprintf(pattern, sizeof pattern, "%s/bench-*.txt", path);
+    if (path && glob(pattern, 0, NULL, &g) == 0)
+        for (size_t i = 0; i < g.gl_pathc && count < max; i++)
+            count += read_recorded(g.gl_pathv[i], &rb[count]);
+    else if (path && read_recorded(path, &rb[0]))
+        count = 1;
+    globfree(&g);
+    return count;
+}
+static void machines_table(report *r, const recorded_bench *rb, size_t count)
+{
+    static const char *const cols[] = { "machine", "vectors", "recorded", "FMA peak 1 / all",
+        "fused 1 / all", "x naive 1 / all", "x PyTorch 1 / all", NULL };
+    table *t = report_table(r, "machines", "The recorded benchmarks, n = 4096, d = 64, no mask, "
+                            "GFLOP/s", cols);
+    for (size_t i = 0; i < count; i++) {
+        const recorded_bench *b = &rb[i];
+        long all = 1;
+        for (size_t k = 0; k < b->count; k++) if (b->r[k].threads > all) all = b->r[k].threads;
+        const bench_result one = { .n = 4096, .d = 64, .threads = 1 }, many = { .n = 4096, .d = 64,
+                                                                               .threads = all };
+        const bench_result *f1 = find_result(b->r, b->count, "fused", &one);
+        const bench_result *fa = find_result(b->r, b->count, "fused", &many);
+        table_rowf(t, "%s|%s|%.16s, %s|%.0f / %.0f|%.0f / %.0f|%.2fx / %.2fx|%.2fx / %.2fx", b->machine,
+                   b->isa, b->when, b->commit, b->peak_one, b->peak_all, f1 ? f1->gflops : NAN,
+                   fa ? fa->gflops : NAN, recorded_ratio(b, "fused", "naive", 1, 0, 0),
+                   recorded_ratio(b, "fused", "naive", all, 0, 0),
+                   recorded_ratio(b, "fused", "torch", 1, 0, 0),
+                   recorded_ratio(b, "fused", "torch", all, 0, 0));
+    }
+    if (count == 0) table_rowf(t, "(not recorded)|-|-|-|-|-|-");
+}
 static void report_recorded(report *r, const ch08_options *o)
 {
-    static recorded_bench rb;
-    read_recorded(o->recorded, &rb);
-    report_fact(r, "recorded_when", rb.when);
-    report_fact(r, "recorded_commit", rb.commit);
-    report_fact(r, "recorded_machine", rb.machine);
-    recorded_table(r, &rb);
-    recorded_summary(r, &rb);
-    if (o->data_dir) write_bench_data(o->data_dir, &rb);
+    recorded_bench *rb = fa_alloc(MAX_RECORDS * sizeof *rb);
+    const size_t count = read_records(o->recorded, rb, MAX_RECORDS);
+    size_t newest = 0;
+    for (size_t i = 1; i < count; i++)
+        if (strcmp(rb[i].when, rb[newest].when) > 0) newest = i;
+    if (count == 0) read_recorded(NULL, &rb[0]);
+    machines_table(r, rb, count);
+    report_factf(r, "recorded_count", "%zu", count);
+    const recorded_bench *b = &rb[newest];
+    report_fact(r, "recorded_when", b->when);
+    report_fact(r, "recorded_commit", b->commit);
+    report_fact(r, "recorded_machine", b->machine);
+    recorded_table(r, b);
+    recorded_summary(r, b);
+    recorded_threads_note(r, b);
+    if (o->data_dir) write_bench_data(o->data_dir, b);
+    fa_free(rb);
 }
 enum { MEM_SEQ = 16384 };
 static void report_memory(report *r, const ch08_options *o)

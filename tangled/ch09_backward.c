@@ -18,6 +18,8 @@ static void flop_row(table *t, const char *mask, const char *pass, const char *p
                      const bwd_counts *c, double forward);
 static void peak_facts(report *r, const attn_params *p, const ch09_timing *naive,
                        const ch09_timing *flash);
+static void timing_notes(report *r, ladder_noise n, double widest, const ch09_timing naive[2],
+                         const ch09_timing flash[2], int threads);
 static void save_ch09_inputs(const char *dir, const ch09_inputs *in, report *r);
 static bool same_shape_as(const tensor *a, const tensor *b);
 static void ch09_reference(const attn_params *p, const ch09_inputs *in, ch09_outputs *out);
@@ -70,6 +72,8 @@ static void parse_ch09_options(int argc, char **argv, ch09_options *o)
         { "python", OPT_STRING, &o->python, 0, 0, "PY", "with --bench: a Python with torch, as a peer" },
         { "json", OPT_FLAG, &o->json, 0, 0, NULL, "print the report as JSON" },
         { "data", OPT_STRING, &o->data_dir, 0, 0, "DIR", "write the figure data into DIR" },
+        { "machine", OPT_STRING, &o->machine, 0, 0, "FILE",
+          "chapter 1's machine profile (default $FA_MACHINE; with neither, measure the peak now)" },
     };
     options_parse(argc, argv, PROGRAM,
                   "attention's backward pass: naive (keeps P) and flash (recomputes P)",
@@ -355,39 +359,66 @@ static void timing_cells(const ch09_timing *t, double flops, double peak,
 {
     snprintf(time, 64, "%.1f (%.1f-%.1f)", 1e3 * t->median, 1e3 * t->min, 1e3 * t->max);
     snprintf(rate, 32, "%.1f", flops / t->median / 1e9);
-    fmt_pct(pct, flops / t->median / 1e9 / peak);
+    if (isnan(peak)) snprintf(pct, 32, "-");          /* a team the profile did not measure */
+    else fmt_pct(pct, flops / t->median / 1e9 / peak);
 }
 static void report_timing(report *r, const attn_params *p, const ch09_inputs *in,
-                          int threads)
+                          int threads, const char *profile)
 {
     static const char *const columns[] = { "threads", "pass", "ms: median (min-max)",
                                            "GFLOP/s", "of FMA peak", NULL };
     table *t = report_table(r, "timing", "Backward wall-clock", columns);
-    double peak[2];
+    double peak[2], widest = 1;
     const int counts[2] = { 1, threads };
-    char machine[128], v[32];
-    ladder_cpu_model(machine, sizeof machine);
-    snprintf(machine + strlen(machine), sizeof machine - strlen(machine), ", %d CPUs",
-             ladder_cpus());
+    ch09_timing naive[2], flash[2];
+    char machine[160], v[32], err[256];
+    ladder_profile m;
+    if (ladder_profile_for(profile, threads, false, &m, err, sizeof err) < 0)
+        die_usage(PROGRAM, "%s (run ./ch01_memory_ladder --data DIR first)", err);
+    snprintf(machine, sizeof machine, "%s, %d CPUs", m.cpu_model, m.cpus);
     report_fact_labeled(r, "machine", "machine", machine);
-    peak[0] = ladder_fma_gflops(1, 1L << 22, 5);
-    peak[1] = threads > 1 ? ladder_fma_gflops(threads, 1L << 22, 5) : peak[0];
+    peak[0] = ladder_peak_for(&m, 1);
+    peak[1] = ladder_peak_for(&m, threads);
     snprintf(v, sizeof v, "%.1f", peak[0]);
     report_fact_labeled(r, "peak_one", "FMA peak, one core, GFLOP/s", v);
     snprintf(v, sizeof v, "%.1f", peak[1]);
     report_fact_labeled(r, "peak_all", "FMA peak, all threads, GFLOP/s", v);
+    const ladder_sample before = ladder_sample_now();
     for (int i = 0; i < (threads > 1 ? 2 : 1); i++) {
-        ch09_timing naive, flash;
-        ch09_time_both(p, in, counts[i], CH09_REPEATS, &naive, &flash);
+        ch09_time_both(p, in, counts[i], CH09_REPEATS, &naive[i], &flash[i]);
         char tm[64], rate[32], pct[32], th[16];
         const double flops = ch09_nominal_flops(p);
         snprintf(th, sizeof th, "%d", counts[i]);
-        timing_cells(&naive, flops, peak[i], tm, rate, pct);
+        timing_cells(&naive[i], flops, peak[i], tm, rate, pct);
         table_rowf(t, "%s|naive|%s|%s|%s", th, tm, rate, pct);
-        timing_cells(&flash, flops, peak[i], tm, rate, pct);
+        timing_cells(&flash[i], flops, peak[i], tm, rate, pct);
         table_rowf(t, "%s|flash|%s|%s|%s", th, tm, rate, pct);
-        if (i == 0) peak_facts(r, p, &naive, &flash);
+        if (i == 0) peak_facts(r, p, &naive[i], &flash[i]);
+        if (naive[i].max / naive[i].min > widest) widest = naive[i].max / naive[i].min;
+        if (flash[i].max / flash[i].min > widest) widest = flash[i].max / flash[i].min;
     }
+    timing_notes(r, ladder_noise_between(before, ladder_sample_now()), widest, naive, flash,
+                 threads);
+}
+#define CH09_SPREAD_LIMIT 1.25
+static void timing_notes(report *r, ladder_noise n, double widest, const ch09_timing naive[2],
+                         const ch09_timing flash[2], int threads)
+{
+    const bool busy = ladder_busy(n, widest, CH09_SPREAD_LIMIT);
+    char note[400], one[64], all[64];
+    report_fact(r, "busy", busy ? "yes" : "no");
+    report_factf(r, "others_cpu", "%.0f%%", 100 * n.others);
+    report_fact(r, "noise_note", ladder_noise_note(note, sizeof note, "the backward's timings",
+                                                   n, busy));
+    ladder_compare_times(one, sizeof one, flash[0].median, naive[0].median);
+    if (threads > 1)
+        snprintf(note, sizeof note, "At this size, on this machine, the flash pass %s the naive "
+                 "pass on one thread, and %s it on %d threads.", one,
+                 ladder_compare_times(all, sizeof all, flash[1].median, naive[1].median), threads);
+    else
+        snprintf(note, sizeof note, "At this size, on this machine, the flash pass %s the naive "
+                 "pass.", one);
+    report_fact(r, "speed_note", note);
 }
 static void peak_facts(report *r, const attn_params *p, const ch09_timing *naive,
                        const ch09_timing *flash)
@@ -400,7 +431,7 @@ static void peak_facts(report *r, const attn_params *p, const ch09_timing *naive
     report_fact_labeled(r, "tensor_bytes", "Q K V O dO L dQ dK dV",
                         fmt_kept(v, ch09_tensors(p->batch * p->heads, p->nq, p->d)));
 }
-static void report_timing_problem(report *r, uint32_t seed, int threads)
+static void report_timing_problem(report *r, uint32_t seed, int threads, const char *machine)
 {
     attn_params p = attn_default(1, CH09_TIME_HEADS, CH09_TIME_N, CH09_TIME_N, CH09_TIME_D);
     ch09_inputs in;
@@ -409,7 +440,7 @@ static void report_timing_problem(report *r, uint32_t seed, int threads)
     report_factf(r, "time_heads", "%d", CH09_TIME_HEADS);
     report_factf(r, "time_d", "%d", CH09_TIME_D);
     report_factf(r, "time_repeats", "%d", CH09_REPEATS);
-    report_timing(r, &p, &in, threads);
+    report_timing(r, &p, &in, threads, machine);
     ch09_free(&in, NULL);
 }
 static void run_receipts(const ch09_options *o, report *r)
@@ -432,7 +463,7 @@ static void run_receipts(const ch09_options *o, report *r)
     report_flops(r, runs);
     ch09_free(&in, NULL);                  /* before the timing, which weighs memory */
     report_kept(r, o->data_dir);
-    report_timing_problem(r, seed, threads);
+    report_timing_problem(r, seed, threads, o->machine);
 }
 static void refuse_if_seeded_run_too_big(const attn_params *p, int threads)
 {
@@ -564,13 +595,15 @@ static void run_bench(const ch09_options *o, report *r)
 {
     table *t = report_table(r, "bench", "Backward, 8 heads, d = 64, fp32", BENCH_COLUMNS);
     const int threads = ch09_threads(o);
-    const double peak[2] = { ladder_fma_gflops(1, 1L << 22, 5),
-                             ladder_fma_gflops(threads, 1L << 22, 5) };
+    ladder_profile m;
+    char err[256];
+    if (ladder_profile_for(o->machine, threads, false, &m, err, sizeof err) < 0)
+        die_usage(PROGRAM, "%s (run ./ch01_memory_ladder --data DIR first)", err);
+    const double peak[2] = { ladder_peak_for(&m, 1), ladder_peak_for(&m, threads) };
     FILE *f = o->data_dir ? data_file(o->data_dir, "ch09_bench.dat") : NULL;
     double torch_s[CH09_BENCH_LENGTHS][2] = { { 0 } };
-    char machine[128], v[32];
-    ladder_cpu_model(machine, sizeof machine);
-    report_fact_labeled(r, "machine", "machine", machine);
+    char v[32];
+    report_fact_labeled(r, "machine", "machine", m.cpu_model);
     snprintf(v, sizeof v, "%.1f", peak[0]);
     report_fact_labeled(r, "peak_one", "FMA peak, one core, GFLOP/s", v);
     snprintf(v, sizeof v, "%.1f", peak[1]);

@@ -45,4 +45,15 @@ check "--help exits 0" sh -c "$prog --help > /dev/null"
 check "a hand-set OPENBLAS_CORETYPE is kept and named" sh -c \
     "OPENBLAS_CORETYPE=Haswell $prog --bench --max-seq 512 --naive-max-seq 0 \
      --tiled-max-seq 0 2> /dev/null | grep -q 'OpenBLAS with its Haswell kernels'"
+./ch01_memory_ladder --quick --max-mib 1 --data "$tmp/m" > /dev/null 2>&1 ||
+    bad "./ch01_memory_ladder --data"
+sed -e 's/^fma_gflops_one = .*/fma_gflops_one = 1000/' \
+    -e 's/^fma_gflops_all = .*/fma_gflops_all = 2000/' "$tmp/m/ch01_machine.txt" > "$tmp/m/p.txt"
+check "--machine FILE gives the peaks of FILE" sh -c \
+    "$prog --seq 64 --heads 1 --dim 8 --repeats 1 --machine $tmp/m/p.txt --json |
+     grep -q '\"peak_all\": \"2000\"'"
+check "FA_MACHINE names the profile too" sh -c \
+    "FA_MACHINE=$tmp/m/p.txt $prog --seq 64 --heads 1 --dim 8 --repeats 1 --json |
+     grep -q '\"peak_one\": \"1000\"'"
+refuse "a missing profile" --seq 64 --heads 1 --dim 8 --machine "$tmp/none.txt"
 finish ch08_fused_timing

@@ -12,6 +12,12 @@
 int chapter_main(int argc, char **argv);
 attn_counts counted_fused(size_t n, bool causal);
 attn_counts counted_naive(size_t n);
+typedef struct { double u0, v0, u1, v1; } plot_box;
+typedef struct { double u, v; bool left_of_point, moved; } label_place;
+plot_box label_box(label_place l, int chars);
+void place_labels(const double u[], const double v[], const int chars[], int count,
+                  label_place out[]);
+const char *roof_place(char *buf, size_t size, double i, double one, double all);
 typedef struct { attn_params p; float *q, *k, *v, *o; double *exact; size_t count; } ch08_problem;
 
 static ch08_problem ch08_problem_new(size_t heads, size_t nq, size_t nk, size_t d,
@@ -269,4 +275,34 @@ Test(ch08, extra_memory_is_one_workspace_per_thread)
     for (int t = 3; t <= 6; t++)
         cr_expect_eq(fused_extra_bytes(t), one + (size_t)(t - 1) * (two - one),
                      "%d threads", t);
+}
+Test(ch08, roofline_labels_never_overprint)
+{
+    const double u[] = { 0.5, 0.5, 0.5, 0.51, 0.9, 0.9 }, v[] = { 0.5, 0.5, 0.52, 0.5, 0.95, 0.95 };
+    const int chars[] = { 14, 14, 14, 14, 14, 14 }, count = 6;
+    label_place at[6];
+    place_labels(u, v, chars, count, at);
+    for (int i = 0; i < count; i++) {
+        const plot_box a = label_box(at[i], chars[i]);
+        cr_expect(a.u0 >= 0 && a.u1 <= 1 && a.v0 >= 0 && a.v1 <= 1, "label %d outside", i);
+        for (int j = 0; j < count; j++) {
+            const plot_box b = label_box(at[j], chars[j]);
+            cr_expect(j == i || a.u1 <= b.u0 || b.u1 <= a.u0 || a.v1 <= b.v0 || b.v1 <= a.v0,
+                      "labels %d and %d overprint", i, j);
+            cr_expect(a.u1 <= u[j] - 0.015 || u[j] + 0.015 <= a.u0 || a.v1 <= v[j] - 0.015
+                      || v[j] + 0.015 <= a.v0, "label %d covers point %d", i, j);
+        }
+    }
+}
+Test(ch08, roofline_words_follow_the_ridges)
+{
+    char buf[256];
+    cr_expect(strstr(roof_place(buf, sizeof buf, 15.1, 6.2, 9.3), "right of") == buf);
+    cr_expect(strstr(buf, "flat roofs") != NULL);
+    cr_expect(strstr(roof_place(buf, sizeof buf, 5.0, 6.2, 9.3), "left of") == buf);
+    cr_expect(strstr(buf, "sloped lines") != NULL);
+    cr_expect(strstr(roof_place(buf, sizeof buf, 8.0, 6.2, 9.3),
+                     "flat roof of one core and the sloped line of all cores") != NULL);
+    cr_expect(strstr(roof_place(buf, sizeof buf, 8.0, 9.3, 6.2),
+                     "flat roof of all cores and the sloped line of one core") != NULL);
 }

@@ -174,7 +174,9 @@ static ladder_profile sample_profile(void)
         .cpu_model = "Test CPU @ 1.00GHz", .cpus = 3, .threads = 2,
         .nominal_mhz = 999.5, .max_mhz = 0.1, .virtual_machine = 1,
         .fma_isa = "AVX-512", .fma_lanes = 16, .fma_gflops_one = 1.0 / 3,
-        .fma_gflops_all = 2.0 / 3, .nlevels = 2, .npoints = 3 };
+        .fma_gflops_all = 2.0 / 3, .fma_one_range = { 1.0 / 3, 0.25, 0.5 },
+        .fma_all_range = { 2.0 / 3, 0.5, 0.75 }, .load_before = 1.5, .load_after = NAN,
+        .others_cpu = 0.125, .busy = 1, .attempts = 2, .nlevels = 2, .npoints = 3 };
     p.level[0] = (ladder_level){ "L1d", 49152, 8192, 250.125, 490.5, 1.75,
                                  { 0, 0, 0 }, { 0, 0, 0 }, { 0, 0, 0 } };
     p.level[1] = (ladder_level){ "DRAM", 0, 0, NAN, NAN, NAN, { 0, 0, 0 }, { 0, 0, 0 }, { 0, 0, 0 } };
@@ -219,6 +221,11 @@ Test(ladder, data_files_read_back_exactly)
     cr_expect(r.virtual_machine == 1);
     cr_expect(r.fma_gflops_one == w.fma_gflops_one);
     cr_expect(r.fma_gflops_all == w.fma_gflops_all);
+    cr_expect(r.fma_one_range.min == 0.25 && r.fma_one_range.max == 0.5);
+    cr_expect(r.fma_all_range.min == 0.5 && r.fma_all_range.max == 0.75);
+    cr_expect(r.fma_one_range.median == w.fma_gflops_one);
+    cr_expect(r.load_before == 1.5 && isnan(r.load_after) && r.others_cpu == 0.125);
+    cr_expect(r.busy == 1 && r.attempts == 2);
     cr_assert_eq(r.nlevels, 2);
     for (int k = 0; k < 2; k++)
         cr_expect(same_level(&r.level[k], &w.level[k]), "level %d", k);
@@ -299,5 +306,70 @@ Test(ladder, a_short_level_line_is_refused_with_its_line)
     write_sample(dir);
     damage_machine_file(dir, "/^level0 = /s/ [^ ]*$//");
     expect_refused_at(dir, line_starting(dir, "level0 = "));
+}
+
+Test(ladder, others_share_is_the_work_not_ours_over_the_span)
+{
+    const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    const ladder_sample a = { .wall = 10, .busy = 100, .self = 1, .load = 0.5 };
+    const ladder_sample b = { .wall = 12, .busy = 103, .self = 2, .load = 0.75 };
+    const ladder_noise n = ladder_noise_between(a, b);
+    const double want = 2.0 / (2.0 * (double)cpus);
+    cr_expect(fabs(n.others - (want > 1 ? 1 : want)) < 1e-12, "others %g", n.others);
+    cr_expect(n.load_before == 0.5 && n.load_after == 0.75);
+    const ladder_sample c = { .wall = 12, .busy = 100.5, .self = 2 };
+    cr_expect(ladder_noise_between(a, c).others == 0, "a share below zero is clamped");
+}
+
+Test(ladder, busy_by_either_witness)
+{
+    const ladder_noise quiet = { 0, 0, 0.10 }, loud = { 0, 0, 0.11 }, unknown = { 0, 0, NAN };
+    cr_expect(ladder_busy(quiet, 1.10, 1.10) == false);
+    cr_expect(ladder_busy(loud, 1.0, 1.10));
+    cr_expect(ladder_busy(quiet, 1.11, 1.10));
+    cr_expect(ladder_busy(unknown, 1.0, 1.10) == false);
+    cr_expect(ladder_busy(unknown, 1.2, 1.10));
+}
+
+Test(ladder, two_times_in_words)
+{
+    char buf[64];
+    cr_expect_str_eq(ladder_compare_times(buf, sizeof buf, 1.0, 2.0), "ran 2.00 times as fast as");
+    cr_expect_str_eq(ladder_compare_times(buf, sizeof buf, 2.0, 1.0),
+                     "took 2.00 times as long as");
+    cr_expect_str_eq(ladder_compare_times(buf, sizeof buf, 1.0, 1.04),
+                     "ran about as fast (1.04 times) as");
+    cr_expect_str_eq(ladder_compare_times(buf, sizeof buf, 1.04, 1.0),
+                     "ran about as fast (0.96 times) as");
+}
+
+Test(ladder, a_profile_is_read_from_the_file_named)
+{
+    char dir[] = "/tmp/ch01_profile_XXXXXX", path[64], err[256];
+    ladder_profile w = sample_profile(), r;
+    cr_assert(mkdtemp(dir) != NULL);
+    ladder_write(dir, &w);
+    snprintf(path, sizeof path, "%s/%s", dir, LADDER_MACHINE_FILE);
+    cr_expect_eq(ladder_profile_for(path, 2, true, &r, err, sizeof err), 0, "%s", err);
+    cr_expect(r.fma_gflops_all == w.fma_gflops_all && r.nlevels == 2);
+    setenv("FA_MACHINE", path, 1);
+    cr_expect_eq(ladder_profile_for(NULL, 2, true, &r, err, sizeof err), 0, "%s", err);
+    cr_expect(r.fma_gflops_one == w.fma_gflops_one);
+    setenv("FA_MACHINE", "/nonexistent/ch01_machine.txt", 1);
+    cr_expect_eq(ladder_profile_for(NULL, 2, false, &r, err, sizeof err), -1);
+    unsetenv("FA_MACHINE");
+    cr_expect(ladder_peak_for(&w, 1) == w.fma_gflops_one);
+    cr_expect(ladder_peak_for(&w, 2) == w.fma_gflops_all);
+    cr_expect(isnan(ladder_peak_for(&w, 3)));
+}
+
+Test(ladder, without_a_profile_the_peak_is_measured_now)
+{
+    char err[256];
+    ladder_profile r;
+    unsetenv("FA_MACHINE");
+    cr_assert_eq(ladder_profile_for(NULL, 1, false, &r, err, sizeof err), 1);
+    cr_expect(r.fma_gflops_one > 0 && r.fma_gflops_all > 0 && r.threads == 1);
+    cr_expect(r.attempts == 1 && r.nlevels == 0 && r.cpu_model[0] != '\0');
 }
 
