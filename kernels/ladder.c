@@ -869,11 +869,16 @@ void measure_ladder_quietly(const ladder_plan *plan, int attempts, ladder_profil
     }
 }
 
-int ladder_profile_for(const char *path, int threads, bool levels,
+int ladder_profile_for(const char *path, const char *dir, int threads, bool levels,
                        ladder_profile *p, char *err, size_t errlen)
 {
     const char *env = getenv("FA_MACHINE");
+    char in_dir[4096];
     if (!path && env && *env) path = env;
+    if (!path && dir) {
+        snprintf(in_dir, sizeof in_dir, "%s/%s", dir, LADDER_MACHINE_FILE);
+        if (access(in_dir, R_OK) == 0) path = in_dir;
+    }
     *p = (ladder_profile){ 0 };
     if (path) return read_machine_file(path, p, err, errlen);
     if (levels) {
@@ -891,8 +896,8 @@ int ladder_profile_for(const char *path, int threads, bool levels,
                                .fma_lanes = ladder_fma_lanes() };
         ladder_cpu_model(p->cpu_model, sizeof p->cpu_model);
         snprintf(p->fma_isa, sizeof p->fma_isa, "%s", ladder_fma_isa());
-        p->fma_one_range = ladder_fma_spread(1, 1 << 22, 5);
-        p->fma_all_range = ladder_fma_spread(threads, 1 << 22, 5);
+        p->fma_one_range = ladder_fma_spread(1, 1 << 20, 5);
+        p->fma_all_range = ladder_fma_spread(threads, 1 << 20, 5);
         p->fma_gflops_one = p->fma_one_range.median;
         p->fma_gflops_all = p->fma_all_range.median;
         judge_quiet(p, before);

@@ -160,9 +160,10 @@ void report_ladder(report *r, const ladder_profile *p);
 void report_ladder_ratios(report *r, const ladder_profile *p);
 void measure_ladder_quietly(const ladder_plan *plan, int attempts, ladder_profile *p,
                             bool progress);
-/* 0: read from path, or from $FA_MACHINE when path is NULL; 1: neither
-   given, measured now; -1: the file is unreadable (reason in err) */
-int    ladder_profile_for(const char *path, int threads, bool levels,
+/* 0: read from path, or from $FA_MACHINE when path is NULL, or from
+   dir/LADDER_MACHINE_FILE when dir has one; 1: none of them, measured now;
+   -1: the file named is unreadable (reason in err) */
+int    ladder_profile_for(const char *path, const char *dir, int threads, bool levels,
                           ladder_profile *p, char *err, size_t errlen);
 /* the peak of `threads` cores: NaN where the profile has no such team */
 double ladder_peak_for(const ladder_profile *p, int threads);

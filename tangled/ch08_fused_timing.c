@@ -439,8 +439,8 @@ static ladder_profile machine_of(const ch08_options *o, report *r)
 {
     ladder_profile m;
     char err[256];
-    const int got = ladder_profile_for(o->machine, (int)o->threads, o->data_dir != NULL, &m,
-                                       err, sizeof err);
+    const int got = ladder_profile_for(o->machine, o->data_dir, (int)o->threads,
+                                       o->data_dir != NULL, &m, err, sizeof err);
     if (got < 0) die_usage(CH08_PROGRAM, "%s (run ./ch01_memory_ladder --data DIR first)", err);
     report_factf(r, "machine", "%s, %d CPUs", m.cpu_model, m.cpus);
     report_factf(r, "peak_one", "%.0f", m.fma_gflops_one);
@@ -723,7 +723,7 @@ static void run_bench(const ch08_options *o)
     const size_t count = bench_configs(o, cfg, 256);
     ladder_profile m;
     char err[256];
-    if (ladder_profile_for(o->machine, (int)o->threads, false, &m, err, sizeof err) < 0)
+    if (ladder_profile_for(o->machine, NULL, (int)o->threads, false, &m, err, sizeof err) < 0)
         die_usage(CH08_PROGRAM, "%s (run ./ch01_memory_ladder --data DIR first)", err);
     const double peak_one = ladder_peak_for(&m, 1), peak_all = ladder_peak_for(&m, (int)o->threads);
     char model[128];

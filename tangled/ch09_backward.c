@@ -363,7 +363,7 @@ static void timing_cells(const ch09_timing *t, double flops, double peak,
     else fmt_pct(pct, flops / t->median / 1e9 / peak);
 }
 static void report_timing(report *r, const attn_params *p, const ch09_inputs *in,
-                          int threads, const char *profile)
+                          int threads, const ch09_options *o)
 {
     static const char *const columns[] = { "threads", "pass", "ms: median (min-max)",
                                            "GFLOP/s", "of FMA peak", NULL };
@@ -373,7 +373,7 @@ static void report_timing(report *r, const attn_params *p, const ch09_inputs *in
     ch09_timing naive[2], flash[2];
     char machine[160], v[32], err[256];
     ladder_profile m;
-    if (ladder_profile_for(profile, threads, false, &m, err, sizeof err) < 0)
+    if (ladder_profile_for(o->machine, o->data_dir, threads, false, &m, err, sizeof err) < 0)
         die_usage(PROGRAM, "%s (run ./ch01_memory_ladder --data DIR first)", err);
     snprintf(machine, sizeof machine, "%s, %d CPUs", m.cpu_model, m.cpus);
     report_fact_labeled(r, "machine", "machine", machine);
@@ -431,7 +431,7 @@ static void peak_facts(report *r, const attn_params *p, const ch09_timing *naive
     report_fact_labeled(r, "tensor_bytes", "Q K V O dO L dQ dK dV",
                         fmt_kept(v, ch09_tensors(p->batch * p->heads, p->nq, p->d)));
 }
-static void report_timing_problem(report *r, uint32_t seed, int threads, const char *machine)
+static void report_timing_problem(report *r, uint32_t seed, int threads, const ch09_options *o)
 {
     attn_params p = attn_default(1, CH09_TIME_HEADS, CH09_TIME_N, CH09_TIME_N, CH09_TIME_D);
     ch09_inputs in;
@@ -440,7 +440,7 @@ static void report_timing_problem(report *r, uint32_t seed, int threads, const c
     report_factf(r, "time_heads", "%d", CH09_TIME_HEADS);
     report_factf(r, "time_d", "%d", CH09_TIME_D);
     report_factf(r, "time_repeats", "%d", CH09_REPEATS);
-    report_timing(r, &p, &in, threads, machine);
+    report_timing(r, &p, &in, threads, o);
     ch09_free(&in, NULL);
 }
 static void run_receipts(const ch09_options *o, report *r)
@@ -463,7 +463,7 @@ static void run_receipts(const ch09_options *o, report *r)
     report_flops(r, runs);
     ch09_free(&in, NULL);                  /* before the timing, which weighs memory */
     report_kept(r, o->data_dir);
-    report_timing_problem(r, seed, threads, o->machine);
+    report_timing_problem(r, seed, threads, o);
 }
 static void refuse_if_seeded_run_too_big(const attn_params *p, int threads)
 {
@@ -597,7 +597,7 @@ static void run_bench(const ch09_options *o, report *r)
     const int threads = ch09_threads(o);
     ladder_profile m;
     char err[256];
-    if (ladder_profile_for(o->machine, threads, false, &m, err, sizeof err) < 0)
+    if (ladder_profile_for(o->machine, o->data_dir, threads, false, &m, err, sizeof err) < 0)
         die_usage(PROGRAM, "%s (run ./ch01_memory_ladder --data DIR first)", err);
     const double peak[2] = { ladder_peak_for(&m, 1), ladder_peak_for(&m, threads) };
     FILE *f = o->data_dir ? data_file(o->data_dir, "ch09_bench.dat") : NULL;

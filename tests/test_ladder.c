@@ -350,14 +350,16 @@ Test(ladder, a_profile_is_read_from_the_file_named)
     cr_assert(mkdtemp(dir) != NULL);
     ladder_write(dir, &w);
     snprintf(path, sizeof path, "%s/%s", dir, LADDER_MACHINE_FILE);
-    cr_expect_eq(ladder_profile_for(path, 2, true, &r, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(ladder_profile_for(path, NULL, 2, true, &r, err, sizeof err), 0, "%s", err);
     cr_expect(r.fma_gflops_all == w.fma_gflops_all && r.nlevels == 2);
     setenv("FA_MACHINE", path, 1);
-    cr_expect_eq(ladder_profile_for(NULL, 2, true, &r, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(ladder_profile_for(NULL, NULL, 2, true, &r, err, sizeof err), 0, "%s", err);
     cr_expect(r.fma_gflops_one == w.fma_gflops_one);
     setenv("FA_MACHINE", "/nonexistent/ch01_machine.txt", 1);
-    cr_expect_eq(ladder_profile_for(NULL, 2, false, &r, err, sizeof err), -1);
+    cr_expect_eq(ladder_profile_for(NULL, dir, 2, false, &r, err, sizeof err), -1);
     unsetenv("FA_MACHINE");
+    cr_expect_eq(ladder_profile_for(NULL, dir, 2, false, &r, err, sizeof err), 0, "%s", err);
+    cr_expect(r.fma_gflops_all == w.fma_gflops_all);
     cr_expect(ladder_peak_for(&w, 1) == w.fma_gflops_one);
     cr_expect(ladder_peak_for(&w, 2) == w.fma_gflops_all);
     cr_expect(isnan(ladder_peak_for(&w, 3)));
@@ -368,7 +370,7 @@ Test(ladder, without_a_profile_the_peak_is_measured_now)
     char err[256];
     ladder_profile r;
     unsetenv("FA_MACHINE");
-    cr_assert_eq(ladder_profile_for(NULL, 1, false, &r, err, sizeof err), 1);
+    cr_assert_eq(ladder_profile_for(NULL, NULL, 1, false, &r, err, sizeof err), 1);
     cr_expect(r.fma_gflops_one > 0 && r.fma_gflops_all > 0 && r.threads == 1);
     cr_expect(r.attempts == 1 && r.nlevels == 0 && r.cpu_model[0] != '\0');
 }
