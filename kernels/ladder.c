@@ -912,6 +912,13 @@ double ladder_peak_for(const ladder_profile *p, int threads)
          : threads == p->threads ? p->fma_gflops_all : NAN;
 }
 
+const char *ladder_peak_text(char buf[64], const ladder_profile *p, int threads)
+{
+    const spread s = threads == 1 ? p->fma_one_range : p->fma_all_range;
+    if (isnan(ladder_peak_for(p, threads))) return strcpy(buf, "-");
+    return fmt_spread(buf, s.median, s.min, s.max);
+}
+
 static const char *fmt_measured(char buf[32], double x)
 {
     return isnan(x) ? strcpy(buf, "-") : fmt_sig(buf, x, 2);

@@ -167,4 +167,6 @@ int    ladder_profile_for(const char *path, const char *dir, int threads, bool l
                           ladder_profile *p, char *err, size_t errlen);
 /* the peak of `threads` cores: NaN where the profile has no such team */
 double ladder_peak_for(const ladder_profile *p, int threads);
+/* the same as chapter 1 prints it, median (min–max), or "-" */
+const char *ladder_peak_text(char buf[64], const ladder_profile *p, int threads);
 #endif

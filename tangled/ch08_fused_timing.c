@@ -443,8 +443,9 @@ static ladder_profile machine_of(const ch08_options *o, report *r)
                                        o->data_dir != NULL, &m, err, sizeof err);
     if (got < 0) die_usage(CH08_PROGRAM, "%s (run ./ch01_memory_ladder --data DIR first)", err);
     report_factf(r, "machine", "%s, %d CPUs", m.cpu_model, m.cpus);
-    report_factf(r, "peak_one", "%.0f", m.fma_gflops_one);
-    report_factf(r, "peak_all", "%.0f", m.fma_gflops_all);
+    char peak[64];
+    report_fact(r, "peak_one", ladder_peak_text(peak, &m, 1));
+    report_fact(r, "peak_all", ladder_peak_text(peak, &m, (int)o->threads));
     report_fact(r, "peak_source", got == 0 ? "chapter 1's measurement, from the same build"
                                            : "measured by this program as it started");
     return m;

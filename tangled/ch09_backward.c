@@ -371,7 +371,7 @@ static void report_timing(report *r, const attn_params *p, const ch09_inputs *in
     double peak[2], widest = 1;
     const int counts[2] = { 1, threads };
     ch09_timing naive[2], flash[2];
-    char machine[160], v[32], err[256];
+    char machine[160], v[64], err[256];
     ladder_profile m;
     if (ladder_profile_for(o->machine, o->data_dir, threads, false, &m, err, sizeof err) < 0)
         die_usage(PROGRAM, "%s (run ./ch01_memory_ladder --data DIR first)", err);
@@ -379,10 +379,9 @@ static void report_timing(report *r, const attn_params *p, const ch09_inputs *in
     report_fact_labeled(r, "machine", "machine", machine);
     peak[0] = ladder_peak_for(&m, 1);
     peak[1] = ladder_peak_for(&m, threads);
-    snprintf(v, sizeof v, "%.1f", peak[0]);
-    report_fact_labeled(r, "peak_one", "FMA peak, one core, GFLOP/s", v);
-    snprintf(v, sizeof v, "%.1f", peak[1]);
-    report_fact_labeled(r, "peak_all", "FMA peak, all threads, GFLOP/s", v);
+    report_fact_labeled(r, "peak_one", "FMA peak, one core, GFLOP/s", ladder_peak_text(v, &m, 1));
+    report_fact_labeled(r, "peak_all", "FMA peak, all threads, GFLOP/s",
+                        ladder_peak_text(v, &m, threads));
     const ladder_sample before = ladder_sample_now();
     for (int i = 0; i < (threads > 1 ? 2 : 1); i++) {
         ch09_time_both(p, in, counts[i], CH09_REPEATS, &naive[i], &flash[i]);
@@ -602,12 +601,11 @@ static void run_bench(const ch09_options *o, report *r)
     const double peak[2] = { ladder_peak_for(&m, 1), ladder_peak_for(&m, threads) };
     FILE *f = o->data_dir ? data_file(o->data_dir, "ch09_bench.dat") : NULL;
     double torch_s[CH09_BENCH_LENGTHS][2] = { { 0 } };
-    char v[32];
+    char v[64];
     report_fact_labeled(r, "machine", "machine", m.cpu_model);
-    snprintf(v, sizeof v, "%.1f", peak[0]);
-    report_fact_labeled(r, "peak_one", "FMA peak, one core, GFLOP/s", v);
-    snprintf(v, sizeof v, "%.1f", peak[1]);
-    report_fact_labeled(r, "peak_all", "FMA peak, all threads, GFLOP/s", v);
+    report_fact_labeled(r, "peak_one", "FMA peak, one core, GFLOP/s", ladder_peak_text(v, &m, 1));
+    report_fact_labeled(r, "peak_all", "FMA peak, all threads, GFLOP/s",
+                        ladder_peak_text(v, &m, threads));
     if (f) fprintf(f, "# n threads naive_s flash_s torch_s (0: none) peak_gflops\n");
     if (o->python) {
         fprintf(stderr, "%s: bench PyTorch (%s)\n", PROGRAM, o->python);

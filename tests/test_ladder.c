@@ -363,6 +363,9 @@ Test(ladder, a_profile_is_read_from_the_file_named)
     cr_expect(ladder_peak_for(&w, 1) == w.fma_gflops_one);
     cr_expect(ladder_peak_for(&w, 2) == w.fma_gflops_all);
     cr_expect(isnan(ladder_peak_for(&w, 3)));
+    char text[64];
+    cr_expect_str_eq(ladder_peak_text(text, &r, 3), "-");
+    cr_expect_str_eq(ladder_peak_text(text, &r, 2), fmt_spread((char[64]){ 0 }, 2.0 / 3, 0.5, 0.75));
 }
 
 Test(ladder, without_a_profile_the_peak_is_measured_now)
