@@ -203,6 +203,9 @@ $(B)/receipts/ch08_fused_timing.json: $(B)/data/ch08_cachegrind_naive.txt \
     $(B)/data/ch08_cachegrind_fused.txt $(B)/receipts/ch01_memory_ladder.json \
     $(wildcard $(RECORDED)/bench-*.txt)
 endif
+ifneq ($(filter ch09_backward,$(PROGRAMS)),)
+$(B)/receipts/ch09_backward.json: $(wildcard $(RECORDED)/bench-*.txt)
+endif
 
 $(B)/avx2/obj/%.o: $(B)/L/%.c $(B)/flags.txt | $(B)/roots.mk
 	@mkdir -p $(dir $@)

@@ -1,6 +1,7 @@
 /* ch09_backward.c — tangled from chapters/ch09_backward.nw. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <glob.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -20,6 +21,9 @@ static void peak_facts(report *r, const attn_params *p, const ch09_timing *naive
                        const ch09_timing *flash);
 static void timing_notes(report *r, ladder_noise n, double widest, const ch09_timing naive[2],
                          const ch09_timing flash[2], int threads);
+static void report_recorded(report *r, const char *path);
+typedef struct recorded_backward recorded_backward;
+static int read_recorded_files(const char *path, recorded_backward *rb);
 static void save_ch09_inputs(const char *dir, const ch09_inputs *in, report *r);
 static bool same_shape_as(const tensor *a, const tensor *b);
 static void ch09_reference(const attn_params *p, const ch09_inputs *in, ch09_outputs *out);
@@ -37,7 +41,8 @@ attn_params ch09_seeded_params(const ch09_options *o);
 ch09_options ch09_defaults(void)
 {
     return (ch09_options){ .block_q = 64, .block_k = 64, .batch = 1, .heads = 4,
-                           .seq = 1000, .dim = 64, .max_n = 8192 };
+                           .seq = 1000, .dim = 64, .max_n = 8192,
+                           .recorded = "chapters/recorded" };
 }
 static void parse_ch09_options(int argc, char **argv, ch09_options *o)
 {
@@ -74,6 +79,8 @@ static void parse_ch09_options(int argc, char **argv, ch09_options *o)
         { "data", OPT_STRING, &o->data_dir, 0, 0, "DIR", "write the figure data into DIR" },
         { "machine", OPT_STRING, &o->machine, 0, 0, "FILE",
           "chapter 1's machine profile (default $FA_MACHINE; with neither, measure the peak now)" },
+        { "recorded", OPT_STRING, &o->recorded, 0, 0, "PATH",
+          "the recorded benchmarks to report: a file, or a folder of bench-*.txt" },
     };
     options_parse(argc, argv, PROGRAM,
                   "attention's backward pass: naive (keeps P) and flash (recomputes P)",
@@ -463,6 +470,7 @@ static void run_receipts(const ch09_options *o, report *r)
     ch09_free(&in, NULL);                  /* before the timing, which weighs memory */
     report_kept(r, o->data_dir);
     report_timing_problem(r, seed, threads, o);
+    report_recorded(r, o->recorded);
 }
 static void refuse_if_seeded_run_too_big(const attn_params *p, int threads)
 {
@@ -495,6 +503,107 @@ static void save_ch09_inputs(const char *dir, const ch09_inputs *in, report *r)
     npy_write_all_or_exit(PROGRAM, 4, (const char *const[]){ paths[0], paths[1], paths[2],
                           paths[3] }, t);
     report_fact_labeled(r, "saved", "q k v dout written to", dir);
+}
+enum { CH09_MAX_RECORDS = 8, CH09_RECORDED_ROWS = 32 };
+typedef struct { long n, threads; double naive_ms, flash_ms; } recorded_row;
+struct recorded_backward {
+    char when[64], machine[128];
+    int count;
+    recorded_row row[CH09_RECORDED_ROWS];
+};
+static bool read_recorded_backward(const char *path, recorded_backward *rb)
+{
+    FILE *f = fopen(path, "r");
+    char line[1024];
+    bool in_table = false;
+    *rb = (recorded_backward){ .when = "(unknown)", .machine = "(unknown)" };
+    if (!f) return false;
+    while (fgets(line, sizeof line, f)) {
+        recorded_row row;
+        sscanf(line, "# make bench: date %63s", rb->when);
+        if (strncmp(line, "Backward, 8 heads", 17) == 0)
+            in_table = true;
+        else if (in_table && line[0] == '\n')
+            in_table = false;
+        else if (in_table && rb->count < CH09_RECORDED_ROWS
+                 && sscanf(line, "%ld %ld %lf %lf", &row.n, &row.threads, &row.naive_ms,
+                           &row.flash_ms) == 4)
+            rb->row[rb->count++] = row;
+        if (strncmp(line, "machine:", 8) == 0 && rb->count > 0)
+            sscanf(line + 8, " %127[^\n]", rb->machine);
+    }
+    fclose(f);
+    return rb->count > 0;
+}
+#define CH09_CLEAR_WIN 1.05
+static const char *flash_wins(char *buf, size_t size, const recorded_backward *rb,
+                              long threads)
+{
+    long first = 0;
+    bool every = true, none = true, from_first = true;
+    for (int i = 0; i < rb->count; i++) {
+        const recorded_row *w = &rb->row[i];
+        if (w->threads != threads) continue;
+        const bool wins = w->flash_ms * CH09_CLEAR_WIN < w->naive_ms;
+        if (wins && first == 0) first = w->n;
+        if (!wins && first != 0) from_first = false;
+        every = every && wins;
+        none = none && !wins;
+    }
+    if (every) snprintf(buf, size, "at every length recorded");
+    else if (none) snprintf(buf, size, "at no length recorded");
+    else if (from_first) snprintf(buf, size, "from n = %ld on", first);
+    else snprintf(buf, size, "at some lengths only, the first n = %ld", first);
+    return buf;
+}
+static void recorded_note(char *note, size_t size, const recorded_backward *rb, int count)
+{
+    size_t used = 0;
+    note[0] = '\0';
+    for (int k = 0; k < count && used < size; k++) {
+        long all = 1;
+        char one[80], many[80];
+        for (int i = 0; i < rb[k].count; i++)
+            if (rb[k].row[i].threads > all) all = rb[k].row[i].threads;
+        used += (size_t)snprintf(note + used, size - used, "%sOn %s, recorded %.16s, the "
+                                 "flash pass was more than %.0f%% faster than the naive pass "
+                                 "on one thread %s, and on %ld threads %s.", k ? " " : "",
+                                 rb[k].machine, rb[k].when, 100 * (CH09_CLEAR_WIN - 1),
+                                 flash_wins(one, sizeof one, &rb[k], 1), all,
+                                 flash_wins(many, sizeof many, &rb[k], all));
+    }
+    if (count == 0) snprintf(note, size, "(nothing is recorded yet.)");
+}
+static void report_recorded(report *r, const char *path)
+{
+    static const char *const cols[] = { "machine", "n", "threads", "naive ms", "flash ms",
+                                        NULL };
+    table *t = report_table(r, "recorded", "The recorded backward, 8 heads, d = 64", cols);
+    recorded_backward *rb = fa_alloc(CH09_MAX_RECORDS * sizeof *rb);
+    const int count = read_recorded_files(path, rb);
+    char note[2048];
+    for (int k = 0; k < count; k++)
+        for (int i = 0; i < rb[k].count; i++)
+            table_rowf(t, "%s|%ld|%ld|%.1f|%.1f", rb[k].machine, rb[k].row[i].n,
+                       rb[k].row[i].threads, rb[k].row[i].naive_ms, rb[k].row[i].flash_ms);
+    if (count == 0) table_rowf(t, "(not recorded)|-|-|-|-");
+    recorded_note(note, sizeof note, rb, count);
+    report_fact(r, "recorded_note", note);
+    fa_free(rb);
+}
+static int read_recorded_files(const char *path, recorded_backward *rb)
+{
+    glob_t g = { 0 };
+    char pattern[4096];
+    int count = 0;
+    snprintf(pattern, sizeof pattern, "%s/bench-*.txt", path);
+    if (glob(pattern, 0, NULL, &g) == 0)
+        for (size_t i = 0; i < g.gl_pathc && count < CH09_MAX_RECORDS; i++)
+            count += read_recorded_backward(g.gl_pathv[i], &rb[count]);
+    else
+        count = read_recorded_backward(path, &rb[0]);
+    globfree(&g);
+    return count;
 }
 static bool same_shape_as(const tensor *a, const tensor *b)
 {

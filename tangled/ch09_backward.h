@@ -11,7 +11,7 @@ enum { CH09_MAX_BLOCK = 4096 };
 typedef struct {
     const char *q_path, *k_path, *v_path, *dout_path;
     const char *out_path, *dq_path, *dk_path, *dv_path;
-    const char *save_dir, *data_dir, *python, *machine;
+    const char *save_dir, *data_dir, *python, *machine, *recorded;
     bool causal, reference, json, bench;
     long window, block_q, block_k, seed, batch, heads, seq, seq_k, dim, threads, max_n;
     double scale;                      /* 0: the default 1/sqrt(d) */

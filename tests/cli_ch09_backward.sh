@@ -33,6 +33,14 @@ if printf '%s\n' "$out" | grep -q '^512  *1 .* 250\.0 ' &&
 else bad "the bench reads the peer's seconds"; fi
 if printf '%s\n' "$out" | grep -q '^mem_n *1024$'; then ok "the bench measures memory"
 else bad "the bench measures memory"; fi
+printf '%s\n' "# make bench: date 2026-01-02T03:04Z commit abc" \
+    "Backward, 8 heads, d = 64, fp32" "   n  threads  naive ms  flash ms" \
+    " 512        1      10.0      12.0" " 512        2       6.0       7.0" \
+    "1024        1      40.0      30.0" "1024        2      20.0      19.5" "" \
+    "machine:                        Test CPU" > "$tmp/bench-test.txt"
+check "a recorded benchmark is read and said in words" sh -c \
+    "$prog --seq 16 --heads 1 --dim 8 --recorded $tmp/bench-test.txt --json | grep -q \
+     'On Test CPU, recorded 2026-01-02T03:04, .* on one thread from n = 1024 on, and on 2 threads at no length recorded'"
 outs="--out $tmp/x.o --dq $tmp/x.dq --dk $tmp/x.dk --dv $tmp/x.dv"
 kvd="--k $tmp/s/k.npy --v $tmp/s/v.npy --dout $tmp/s/dout.npy"
 head -c 100 "$tmp/s/q.npy" > "$tmp/short.npy"
