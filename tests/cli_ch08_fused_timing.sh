@@ -51,9 +51,9 @@ sed -e 's/^fma_gflops_one = .*/fma_gflops_one = 1000/' \
     -e 's/^fma_gflops_all = .*/fma_gflops_all = 2000/' "$tmp/m/ch01_machine.txt" > "$tmp/m/p.txt"
 check "--machine FILE gives the peaks of FILE" sh -c \
     "$prog --seq 64 --heads 1 --dim 8 --repeats 1 --machine $tmp/m/p.txt --json |
-     grep -q '\"peak_all\": \"2000\"'"
+     grep -q '\"peak_all\": \"2000 '"
 check "FA_MACHINE names the profile too" sh -c \
     "FA_MACHINE=$tmp/m/p.txt $prog --seq 64 --heads 1 --dim 8 --repeats 1 --json |
-     grep -q '\"peak_one\": \"1000\"'"
+     grep -q '\"peak_one\": \"1000 '"
 refuse "a missing profile" --seq 64 --heads 1 --dim 8 --machine "$tmp/none.txt"
 finish ch08_fused_timing
