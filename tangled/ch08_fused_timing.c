@@ -309,13 +309,21 @@ static timing time_kernel(ch08_kernel kernel, const attn_params *p, const tensor
     t.median = median_of(seconds, (size_t)n);
     return t;
 }
-typedef struct { const char *name, *key; ch08_kernel kernel; bool all_threads; } rung;
+typedef struct {
+    const char *name, *key;
+    ch08_kernel kernel;
+    bool all_threads;
+    fused_isa isa;            /* FUSED_ISA_AUTO: the program's --isa */
+    size_t block;             /* 0: the kernel's own blocks */
+} rung;
 static const rung RUNGS[] = {
-    { "naive, OpenBLAS", "naive_1", KERNEL_NAIVE, false },
-    { "naive, OpenBLAS", "naive_all", KERNEL_NAIVE, true },
-    { "tiled, chapter 4", "tiled_1", KERNEL_TILED, false },
-    { "fused", "fused_1", KERNEL_FUSED, false },
-    { "fused", "fused_all", KERNEL_FUSED, true },
+    { "naive, OpenBLAS", "naive_1", KERNEL_NAIVE, false, FUSED_ISA_AUTO, 0 },
+    { "naive, OpenBLAS", "naive_all", KERNEL_NAIVE, true, FUSED_ISA_AUTO, 0 },
+    { "tiled, chapter 4", "tiled_1", KERNEL_TILED, false, FUSED_ISA_AUTO, 0 },
+    { "fused, AVX2, 64 x 64", "fused_avx2_64", KERNEL_FUSED, false, FUSED_ISA_AVX2, 64 },
+    { "fused, AVX2", "fused_avx2", KERNEL_FUSED, false, FUSED_ISA_AVX2, 0 },
+    { "fused", "fused_1", KERNEL_FUSED, false, FUSED_ISA_AUTO, 0 },
+    { "fused", "fused_all", KERNEL_FUSED, true, FUSED_ISA_AUTO, 0 },
 };
 enum { RUNG_COUNT = sizeof RUNGS / sizeof RUNGS[0] };
 static attn_params ladder_params(const ch08_options *o)
@@ -349,7 +357,9 @@ static rung_point ladder_row(table *t, report *r, const ch08_options *o,
                                const rung *g, const ladder_profile *machine)
 {
     const int threads = g->all_threads ? (int)o->threads : 1;
-    const fused_config cfg = config_of(o, threads);
+    fused_config cfg = config_of(o, threads);
+    if (g->isa != FUSED_ISA_AUTO) cfg.isa = g->isa;
+    if (g->block) cfg.block_q = cfg.block_k = g->block;
     const attn_counts c = g->kernel == KERNEL_NAIVE
         ? run_kernel(KERNEL_NAIVE, p, qkv[0].data, qkv[1].data, qkv[2].data, out, &cfg)
         : run_kernel(KERNEL_FUSED, p, NULL, NULL, NULL, NULL,
@@ -380,6 +390,14 @@ static void write_roofline(const char *dir, const ladder_profile *m,
                 m->level[l].gbs_all, m->fma_gflops_one, m->fma_gflops_all);
     data_close(f);
 }
+static const char *step_sentence(char *buf, size_t size, double now, double before,
+                                 const char *what, const char *than)
+{
+    const double x = now / before;
+    snprintf(buf, size, "%s ran %.2f times as fast as %s (%s)", what, x, than,
+             x >= 1.05 ? "a gain" : x > 0.95 ? "within the noise of a busy machine" : "a loss");
+    return buf;
+}
 static void ladder_table(report *r, const ch08_options *o, const ladder_profile *machine)
 {
     static const char *const cols[] = { "kernel", "threads", "median s", "min-max s",
@@ -395,7 +413,11 @@ static void ladder_table(report *r, const ch08_options *o, const ladder_profile 
     report_factf(r, "ladder_shape", "1 x %ld x %ld x %ld", o->heads, o->seq, o->dim);
     report_factf(r, "ladder_repeats", "%ld", o->repeats);
     report_factf(r, "intensity_naive", "%.1f", pts[0].intensity);
-    report_factf(r, "intensity_fused", "%.0f", pts[3].intensity);
+    report_factf(r, "intensity_fused", "%.0f", pts[5].intensity);
+    report_fact(r, "step_blocks", step_sentence((char[160]){ 0 }, 160, pts[4].gflops, pts[3].gflops,
+                                                "the kernel's own blocks", "64 x 64 blocks"));
+    report_fact(r, "step_isa", step_sentence((char[160]){ 0 }, 160, pts[5].gflops, pts[4].gflops,
+                                             "the widest copy", "the AVX2 copy"));
     report_fact(r, "isa", fused_isa_name(fused_isa_chosen(config_of(o, 1).isa)));
     if (o->data_dir) write_roofline(o->data_dir, machine, pts);
     fa_free(out);
