@@ -14,7 +14,7 @@ has() { grep -qw "$1" /proc/cpuinfo 2>/dev/null; }
 variant() {
     name=$1; bin=$2; shift 2
     for t in $TESTS; do
-        log="$out/$name.$t.log"
+        log="$out/$(echo "$name" | tr -c 'A-Za-z0-9.\n-' '_').$t.log"
         env "$@" "$bin/$t" --jobs=1 > "$log" 2>&1; rc=$?
         syn=$(grep -a 'Synthesis:' "$log" | tail -n 1 | sed 's/.*Synthesis: //')
         ran=$((ran + 1))
