@@ -879,10 +879,10 @@ class Weaver:
                 else:
                     out.append(self.code_chunk(ch))
         out.append("::: {.nw-file file=\"\" prefix=\"\" kind=\"index\"}\n:::")
-        out.append("# Index of chunks {#index-of-chunks .unnumbered}")
+        out.append("# Index of chunks {#index-of-chunks .unnumbered .complete}")
         ci = self.chunk_index()
         out.append("::: {.nw-index .chunk-index}\n" + ("\n".join(ci) if ci else "No chunks.") + "\n:::")
-        out.append("# Index of identifiers {#index-of-identifiers .unnumbered}")
+        out.append("# Index of identifiers {#index-of-identifiers .unnumbered .complete}")
         ii = self.ident_index()
         out.append("::: {.nw-index .ident-index}\n" + ("\n".join(ii) if ii else "No identifiers.") + "\n:::")
         text = "\n\n".join(out)
