@@ -18,6 +18,10 @@ chapters/tools/summary.sh counts):
 * ids: no id appears twice on a page;
 * frame: every page but index.html carries the contents and previous / next
   links; index.html links to every page;
+* identifiers: every link from a name in code (a.ident) lands on a chunk
+  that defines that name (its "Defines" line), in the same language family
+  (C with CUDA, shell, Python, gnuplot), and no such link stands inside a
+  comment or a string literal (the highlighter's co, st, ... spans);
 * numbers: with --aux (the PDF's LaTeX .aux), the figures and tables of the
   pages, in book order, carry the numbers the PDF gives them (figures and
   tables compared each in their own order: LaTeX may float a figure past a
@@ -97,6 +101,108 @@ class Page(html.parser.HTMLParser):
         if self.skip == 0:
             for m in RAW_TEX.finditer(data):
                 self.tex.append(repr(data[max(0, m.start() - 20):m.end() + 20]))
+
+
+# Highlighter classes of comments and string literals (pandoc's skylighting).
+NOT_CODE = {"co", "cv", "do", "an", "in", "wa", "st", "vs", "ch"}
+FAMILY = {"c": "c", "cpp": "c", "bash": "sh", "python": "py", "makefile": "mk"}
+
+
+class Idents(html.parser.HTMLParser):
+    """The chunks of one page (language, names defined) and its links from
+    names in code."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.chunks = {}         # id -> {"lang": family, "defines": set()}
+        self.links = []          # (chunk id, href, name, classes around it)
+        self.chunk = None
+        self.spans = []
+        self.xref = 0            # depth inside a chunk-xref div
+        self.divs = []
+        self.xref_text = []
+        self.in_code = False
+        self.link = None
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        cls = (a.get("class") or "").split()
+        if tag == "div":
+            if "chunk" in cls:       # a chunk, or the preface's copy of one
+                self.chunk = a.get("id") or "example-%d" % len(self.chunks)
+                self.chunks[self.chunk] = {"lang": None, "defines": set()}
+            self.divs.append("chunk-xref" in cls)
+            if "chunk-xref" in cls:
+                self.xref_text = []
+        elif tag in ("code", "pre") and self.chunk and self.chunks[self.chunk]["lang"] is None:
+            if "sourceCode" in cls and len(cls) > 1:
+                self.chunks[self.chunk]["lang"] = FAMILY.get(cls[-1], cls[-1])
+            elif tag == "pre" and "code" in cls:
+                self.chunks[self.chunk]["lang"] = "gp"
+        elif tag == "span":
+            self.spans.append(set(cls))
+        elif tag == "a" and "ident" in cls:
+            self.link = [self.chunk, a.get("href") or "", "",
+                         set().union(*self.spans) if self.spans else set()]
+        if tag == "code" and any(self.divs):
+            self.in_code = True
+            self.xref_text.append("\x00")
+
+    def handle_endtag(self, tag):
+        if tag == "span" and self.spans:
+            self.spans.pop()
+        elif tag == "a" and self.link is not None:
+            self.links.append(tuple(self.link))
+            self.link = None
+        elif tag == "code" and self.in_code:
+            self.in_code = False
+            self.xref_text.append("\x01")
+        elif tag == "div" and self.divs:
+            if self.divs.pop() and self.chunk:
+                text = "".join(self.xref_text)
+                at = text.find("Defines ")
+                if at >= 0:
+                    self.chunks[self.chunk]["defines"] |= set(
+                        re.findall("\x00([^\x01]*)\x01", text[at:]))
+
+    def handle_data(self, data):
+        if self.link is not None:
+            self.link[2] += data
+        if any(self.divs):
+            self.xref_text.append(data)
+
+
+def check_idents(root, names, report):
+    """Every link from a name in code lands on a definition of that name in
+    the same language family, and none stands in a comment or a string."""
+    pages = {}
+    for name in names:
+        p = Idents()
+        with open(os.path.join(root, name), encoding="utf-8") as fh:
+            p.feed(fh.read())
+        p.close()
+        pages[name] = p
+    for name in names:
+        p = pages[name]
+        bad = []
+        for chunk, href, ident, around in p.links:
+            u = urlsplit(href)
+            q = pages.get(unquote(u.path) or name)
+            target = q.chunks.get(unquote(u.fragment)) if q else None
+            lang = p.chunks.get(chunk, {}).get("lang")
+            if target is None:
+                bad.append("%s in %s -> %s: not a chunk" % (ident, chunk, href))
+            elif ident not in target["defines"]:
+                bad.append("%s in %s -> %s, which does not define it" % (ident, chunk, href))
+            elif target["lang"] != lang:
+                bad.append("%s in %s (%s) -> %s, a %s definition"
+                           % (ident, chunk, lang, href, target["lang"]))
+            elif around & NOT_CODE:
+                bad.append("%s in %s -> %s: inside a comment or a string"
+                           % (ident, chunk, href))
+        if p.links or bad:
+            report(not bad, "%s: %d links from names in code land on a definition of "
+                   "that name in that language" % (name, len(p.links) - len(bad)), bad)
 
 
 def parse(path):
@@ -319,6 +425,7 @@ def main(argv):
         else:
             lacks = [c for c in ("book-toc", "page-nav") if c not in p.classes]
             report(not lacks, "%s: has the contents and previous / next links" % name, lacks)
+    check_idents(root, names, report)
     if rendered:
         check_rendered(root, names, report)
     if aux is not None:
