@@ -568,6 +568,7 @@ class Scopes:
                 if isinstance(c, CodeChunk):
                     for name in c.iddefs:
                         self.defs.setdefault(name, []).append(c)
+        self.sourced = {}
         self.sourced = self.sourced_scripts()
         self.includes = self.included_headers()
         self.private = {}
@@ -576,17 +577,18 @@ class Scopes:
         return FAMILY.get(self.langs.get(c.name, "c"), "other")
 
     def sourced_scripts(self):
-        """Shell roots that another script reads with `.` or `source`."""
+        """Every shell root -> the shell roots it reads with `.` or `source`."""
         names = {r for rs in self.roots.values() for r in rs if r.endswith(".sh")}
-        out = set()
+        out = {}
         for f in self.st.files:
             for c in f.chunks:
-                if isinstance(c, CodeChunk):
+                if isinstance(c, CodeChunk) and self.family(c) == "sh":
                     text = chunk_text(c)
                     for r in names:
                         b = re.escape(os.path.basename(r))
                         if re.search(r"(^|[;&|\s])(\.|source)\s+[^\n]*\b%s\b" % b, text, re.M):
-                            out.add(r)
+                            for u in self.roots.get(c.name, set()):
+                                out.setdefault(u, set()).add(r)
         return out
 
     def included_headers(self):
@@ -624,7 +626,7 @@ class Scopes:
                 inc |= self.includes.get(r, set())
             return any(os.path.basename(r) in inc for r in uroots)
         if fam == "sh":
-            return bool(droots & self.sourced)
+            return any(droots & self.sourced.get(r, set()) for r in uroots)
         if fam == "c":
             progs = {program_of(r) for r in droots}
             if None in progs or not droots:
