@@ -117,6 +117,9 @@ void ch09_flash(const attn_params *p, const ch09_inputs *in, ch09_outputs *out,
     attention_backward_flash(p, in->q.data, in->k.data, in->v.data, out->o.data,
                              out->lse.data, in->dout.data, out->dq.data, out->dk.data,
                              out->dv.data, threads, bwd);
+    attention_backward_repair(p, in->q.data, in->k.data, in->v.data, in->dout.data,
+                              out->o.data, out->lse.data, out->dq.data, out->dk.data,
+                              out->dv.data);
 }
 void ch09_naive(const attn_params *p, const ch09_inputs *in, ch09_outputs *out,
                 int threads, bwd_counts *fwd, bwd_counts *bwd)
@@ -129,6 +132,8 @@ void ch09_naive(const attn_params *p, const ch09_inputs *in, ch09_outputs *out,
                              in->dout.data, out->dq.data, out->dk.data, out->dv.data,
                              threads, bwd);
     fa_free(probs);
+    attention_backward_repair(p, in->q.data, in->k.data, in->v.data, in->dout.data,
+                              out->o.data, NULL, out->dq.data, out->dk.data, out->dv.data);
 }
 double ch09_error_vs_fd(const ch09_outputs *out, double *const fd[3])
 {

@@ -156,6 +156,7 @@ static void ch10_run_kernel(bool cuda, gpu_kernel kernel, const attn_params *p,
     else if (gpu_attention_cuda(kernel, p, qkv[0].data, qkv[1].data, qkv[2].data, o, 0,
                                 NULL, why) != 0)
         die_usage(PROGRAM, "cuda: %s", why);
+    attention_repair(p, qkv[0].data, qkv[1].data, qkv[2].data, o);
 }
 
 void ch10_measure(bool cuda, const attn_params *p, const tensor qkv[3],
@@ -531,6 +532,8 @@ static void ch10_run_backward(bool cuda, const attn_params *p, const float *cons
     else if (gpu_backward_cuda(p, in[0], in[1], in[2], in[3], out[0], out[1], out[2],
                                out[3], 0, NULL, why) != 0)
         die_usage(PROGRAM, "cuda: %s", why);
+    attention_backward_repair(p, in[0], in[1], in[2], in[3], out[0], NULL, out[1], out[2],
+                              out[3]);
 }
 
 static void ch10_run_backward_on_files(const ch10_options *o, report *r)

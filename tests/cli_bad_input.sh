@@ -196,6 +196,35 @@ for last in /dev/full data pipe long; do
         --backward $qkv $dout --out out.npy --dq saved/q.npy --dk saved/k.npy --dv $target
 done
 refuse "ch10 --data with files" ch10_gpu --device cpu $qkv --out o.npy --data data
+forward="--q q.npy --k k.npy --v v.npy --out o.npy"
+backward="$forward --dout dout.npy --dq dq.npy --dk dk.npy --dv dv.npy"
+unusual() {   # unusual CASE forward|backward PROGRAM ARGS...: chapter 4's rules kept
+    which=$1; files=$2; shift 2
+    dir=$scratch/unusual; rm -rf "$dir"; mkdir -p "$dir"
+    mask=$(python3 "$(dirname "$0")/unusual_data.py" write $which "$dir")
+    [ $files = forward ] && files=$forward || files=$backward
+    if ! (cd "$dir" && timeout 60 "$bin/$@" $files $mask > /dev/null 2> stderr); then
+        problem="status not 0: $(head -c 200 "$dir/stderr" | tr -d '\n')"
+    else
+        problem=$(python3 "$(dirname "$0")/unusual_data.py" check $which "$dir")
+    fi
+    verdict "$* on $which" "$problem"
+}
+for which in nan_query overflowing_scores nan_key infinite_key nan_hidden_value \
+             infinite_hidden_value overflowing_sum nan_dout; do
+    if [ $which != nan_dout ]; then
+        unusual $which forward ch04_tiled
+        for kernel in fused naive tiled; do
+            unusual $which forward ch08_fused_timing --kernel $kernel
+        done
+        unusual $which forward ch08_fused_timing --kernel fused --isa avx2
+        for kernel in naive fused tc; do
+            unusual $which forward ch10_gpu --device cpu --kernel $kernel
+        done
+    fi
+    unusual $which backward ch09_backward
+    unusual $which backward ch10_gpu --device cpu --backward
+done
 peak_mib() {   # peak_mib: the peak resident set of the last case, in MiB
     python3 -c 'import resource; print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024)'
 }
