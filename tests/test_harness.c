@@ -4,6 +4,7 @@
 #include "harness.h"
 #include "online_softmax.h"
 #include <criterion/criterion.h>
+#include <errno.h>   /* program_invocation_short_name */
 #include <math.h>
 #include <signal.h>
 #include <stdlib.h>
