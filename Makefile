@@ -231,7 +231,7 @@ figures: $(FIGURES:%=$(B)/fig/%.svg) $(FIGURES:%=$(B)/fig/%.pdf)
 # The default book has no solutions: it is woven from copies of the chapters
 # with every solution left out (chapters/tools/edition.py).
 BOOK_RECEIPTS := $(PROGRAMS:%=$(B)/receipts/%.json) $(PROGRAMS:%=$(B)/receipts/%.txt) \
-                 $(B)/receipts/exercises.json
+                 $(B)/receipts/exercises.json $(B)/receipts/ch10_sass.json
 $(B)/edition/book.stamp: $(NW) $(TOOLS)/edition.py
 	python3 $(TOOLS)/edition.py book $(B)/edition/book $(NW)
 	@touch $@
@@ -489,6 +489,23 @@ bench-gpu: ch10_gpu
 	  $(PYTHON) tests/ch10_sdpa.py --out $(B)/bench-gpu/ch10_sdpa.dat \
 	    || echo "bench-gpu: PyTorch's SDPA not measured (no PyTorch with CUDA here)"; \
 	else echo "bench-gpu: skipped: $$info"; fi
+
+# make check-sass (part of check): the kernels' machine code, read with NVIDIA's
+# cuobjdump (beside nvcc, on PATH, or the wheel deps.sh installs into
+# $(B)/sass-venv), held to chapter 10's budgets; its figures are chapter 10's
+# receipts ch10_sass.*. Without nvcc or cuobjdump: one line, and "n/a".
+SASS_ARGS   := $(if $(NVCC),--cuda-home $(CUDA_HOME) --object $(B)/cuda/kernels/gpu_cuda.o \
+                 --usage $(B)/cuda/kernels/gpu_cuda.usage,--why "no nvcc")
+.PHONY: check-sass
+$(B)/receipts/ch10_sass.json: tests/ch10_sass.py chapters/recorded/ch10_sass_steps.txt $(CUDA_OBJ)
+	@mkdir -p $(dir $@)
+	python3 tests/ch10_sass.py --json $(SASS_ARGS) > $@.tmp && mv $@.tmp $@
+check-sass: $(B)/check/sass.log
+$(B)/check/sass.log: tests/ch10_sass.py $(CUDA_OBJ) FORCE
+	@mkdir -p $(B)/check
+	@echo "== chapter 10's machine code against its budgets"
+	@python3 tests/ch10_sass.py --check $(SASS_ARGS) > $@.tmp; rc=$$?; cat $@.tmp; mv $@.tmp $@; exit $$rc
+check: check-sass
 
 # The emulated kernels once more, every file compiled with ThreadSanitizer: a
 # missing __syncthreads or a racing shuffle is reported as a data race, and
