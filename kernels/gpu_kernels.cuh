@@ -458,7 +458,13 @@ static __device__ __forceinline__ unsigned gpu_bf16_bits(float x)
 
 static __device__ __forceinline__ unsigned gpu_pack_bf16x2(float lo, float hi)
 {
+#ifdef __CUDACC__
+    unsigned pair;
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(pair) : "f"(hi), "f"(lo));
+    return pair;
+#else
     return gpu_bf16_bits(lo) | gpu_bf16_bits(hi) << 16;
+#endif
 }
 
 static __device__ __forceinline__ void gpu_mma_bf16(float d[4], const unsigned a[4],
