@@ -41,6 +41,21 @@ typedef struct {
 static _Thread_local emu_thread *emu_self;
 _Thread_local emu_dim3 emu_thread_idx, emu_block_idx, emu_block_dim, emu_grid_dim;
 
+float emu_atomic_add_float(float *address, float value)
+{
+    uint32_t *bits = (uint32_t *)(void *)address, seen, sum_bits;
+    float before, sum;
+    seen = __atomic_load_n(bits, __ATOMIC_RELAXED);
+    do {
+        memcpy(&before, &seen, sizeof before);
+        sum = before + value;
+        memcpy(&sum_bits, &sum, sizeof sum_bits);
+    } while (!__atomic_compare_exchange_n(bits, &seen, sum_bits, false, __ATOMIC_RELAXED,
+                                          __ATOMIC_RELAXED));
+    emu_self->atomics++;
+    return before;
+}
+
 void emu_syncthreads(void)
 {
     emu_launch_state *L = emu_self->launch;
@@ -78,21 +93,6 @@ float emu_shfl_xor_float(unsigned mask, float value, int lane_mask)
     return other;
 }
 
-float emu_atomic_add_float(float *address, float value)
-{
-    uint32_t *bits = (uint32_t *)(void *)address, seen, sum_bits;
-    float before, sum;
-    seen = __atomic_load_n(bits, __ATOMIC_RELAXED);
-    do {
-        memcpy(&before, &seen, sizeof before);
-        sum = before + value;
-        memcpy(&sum_bits, &sum, sizeof sum_bits);
-    } while (!__atomic_compare_exchange_n(bits, &seen, sum_bits, false, __ATOMIC_RELAXED,
-                                          __ATOMIC_RELAXED));
-    emu_self->atomics++;
-    return before;
-}
-
 static void *emu_thread_main(void *arg)
 {
     emu_thread *t = arg;
@@ -110,6 +110,29 @@ static void *emu_thread_main(void *arg)
                 pthread_barrier_wait(&L->block_meet);
             }
     return NULL;
+}
+
+static void require_aligned_row(const unsigned short *row)
+{
+    if ((uintptr_t)row % 16 == 0) return;
+    fprintf(stderr, "emulation: ldmatrix row %p is not 16-byte aligned\n", (const void *)row);
+    exit(1);
+}
+
+void emu_ldmatrix_x4(unsigned r[4], const unsigned short *row, int trans)
+{
+    emu_thread *t = emu_self;
+    const unsigned g = t->lane / 4, q = t->lane % 4;
+    require_aligned_row(row);
+    t->warp->mma.rows[t->lane] = row;
+    warp_meet(t->warp);
+    for (unsigned i = 0; i < 4; i++) {
+        const unsigned short *const *m = t->warp->mma.rows + 8 * i;   /* matrix i's rows */
+        r[i] = trans ? (unsigned)m[2 * q][g] | (unsigned)m[2 * q + 1][g] << 16
+                     : (unsigned)m[g][2 * q] | (unsigned)m[g][2 * q + 1] << 16;
+    }
+    if (t->lane == 0) t->warp->ldmatrix++;
+    warp_meet(t->warp);
 }
 
 static float bf16_to_float(unsigned bits)
@@ -150,29 +173,6 @@ void emu_mma_bf16_m16n8k16(float d[4], const unsigned a[4], const unsigned b[2],
         for (unsigned k = 0; k < 16; k++) sum += full_a[row][k] * full_b[k][col];
         d[e] = sum;
     }
-}
-
-static void require_aligned_row(const unsigned short *row)
-{
-    if ((uintptr_t)row % 16 == 0) return;
-    fprintf(stderr, "emulation: ldmatrix row %p is not 16-byte aligned\n", (const void *)row);
-    exit(1);
-}
-
-void emu_ldmatrix_x4(unsigned r[4], const unsigned short *row, int trans)
-{
-    emu_thread *t = emu_self;
-    const unsigned g = t->lane / 4, q = t->lane % 4;
-    require_aligned_row(row);
-    t->warp->mma.rows[t->lane] = row;
-    warp_meet(t->warp);
-    for (unsigned i = 0; i < 4; i++) {
-        const unsigned short *const *m = t->warp->mma.rows + 8 * i;   /* matrix i's rows */
-        r[i] = trans ? (unsigned)m[2 * q][g] | (unsigned)m[2 * q + 1][g] << 16
-                     : (unsigned)m[g][2 * q] | (unsigned)m[g][2 * q + 1] << 16;
-    }
-    if (t->lane == 0) t->warp->ldmatrix++;
-    warp_meet(t->warp);
 }
 
 enum { EMU_COPIES_IN_FLIGHT = 64 };

@@ -4,6 +4,12 @@
 #define GPU_EMU_H
 #include <stddef.h>
 enum { EMU_WARP_SIZE = 32, EMU_MAX_THREADS = 1024 };
+/* ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16, for the whole warp: row is
+   this lane's 16-byte row, of matrix lane / 8 */
+void emu_ldmatrix_x4(unsigned r[4], const unsigned short *row, int trans);
+
+float emu_atomic_add_float(float *address, float value);   /* atomicAdd */
+
 typedef struct { unsigned x, y, z; } emu_dim3;
 typedef struct {
     size_t launches, blocks, threads;   /* kernels launched, blocks run, threads started */
@@ -25,14 +31,8 @@ float emu_shfl_xor_float(unsigned mask, float value, int lane_mask);
 void emu_mma_bf16_m16n8k16(float d[4], const unsigned a[4], const unsigned b[2],
                            const float c[4]);
 
-/* ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16, for the whole warp: row is
-   this lane's 16-byte row, of matrix lane / 8 */
-void emu_ldmatrix_x4(unsigned r[4], const unsigned short *row, int trans);
-
 void emu_cp_async_16(void *dst, const void *src, unsigned bytes); /* cp.async.cg, 16 B */
 void emu_cp_async_commit(void);                                   /* cp.async.commit_group */
 void emu_cp_async_wait(unsigned groups);                          /* cp.async.wait_group */
-
-float emu_atomic_add_float(float *address, float value);   /* atomicAdd */
 
 #endif

@@ -596,18 +596,6 @@ static __device__ __forceinline__ void gpu_ldmatrix_x4_trans(unsigned r[4],
 #endif
 }
 
-typedef struct { const unsigned short *m; unsigned *out; } gpu_ldmatrix_args;
-
-__global__ void gpu_ldmatrix_check(gpu_ldmatrix_args x)
-{
-    __shared__ GPU_ALIGN16 unsigned short rows[GPU_WARP * 8];
-    const unsigned lane = threadIdx.x % GPU_WARP;
-    for (unsigned c = 0; c < 8; c++) rows[lane * 8 + c] = x.m[lane * 8 + c];
-    __syncthreads();
-    gpu_ldmatrix_x4(x.out + lane * 8, rows + lane * 8);
-    gpu_ldmatrix_x4_trans(x.out + lane * 8 + 4, rows + lane * 8);
-}
-
 #ifdef __CUDACC__
 #define GPU_LOAD_BF16X2(p) (*(const unsigned *)(p))
 #else
@@ -780,5 +768,17 @@ static __device__ __forceinline__ void gpu_tc_forward_body(gpu_args a, const uns
 
 __global__ void gpu_tc_forward_64(gpu_args a) { gpu_tc_forward_body(a, 64); }
 __global__ void gpu_tc_forward_128(gpu_args a) { gpu_tc_forward_body(a, 128); }
+
+typedef struct { const unsigned short *m; unsigned *out; } gpu_ldmatrix_args;
+
+__global__ void gpu_ldmatrix_check(gpu_ldmatrix_args x)
+{
+    __shared__ GPU_ALIGN16 unsigned short rows[GPU_WARP * 8];
+    const unsigned lane = threadIdx.x % GPU_WARP;
+    for (unsigned c = 0; c < 8; c++) rows[lane * 8 + c] = x.m[lane * 8 + c];
+    __syncthreads();
+    gpu_ldmatrix_x4(x.out + lane * 8, rows + lane * 8);
+    gpu_ldmatrix_x4_trans(x.out + lane * 8 + 4, rows + lane * 8);
+}
 
 #endif
