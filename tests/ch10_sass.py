@@ -69,7 +69,7 @@ def read_usage(text):
     return out
 
 def branch_target(ins):
-    m = re.match(r"(0x[0-9a-f]+)", ins[3].strip())
+    m = re.search(r"(0x[0-9a-f]+)$", ins[3].strip())   # "0x...", or "P3, 0x..."
     return int(m.group(1), 16) if ins[2].startswith("BRA") and m else None
 
 
@@ -173,8 +173,8 @@ def measure(sass, usage):
 BUDGETS = {
     # registers at most, blocks per SM at least; tensor-core kernels: the rest
     # per key tile at most, on sm_80 and sm_90
-    "tc_forward_64": {"regs": 168, "blocks": 3, "rest": {"sm_80": 446, "sm_90": 472}},
-    "tc_forward_128": {"regs": 255, "blocks": 2, "rest": {"sm_80": 597, "sm_90": 619}},
+    "tc_forward_64": {"regs": 168, "blocks": 3, "rest": {"sm_80": 266, "sm_90": 274}},
+    "tc_forward_128": {"regs": 255, "blocks": 2, "rest": {"sm_80": 317, "sm_90": 329}},
     "fused_forward": {"regs": 255, "blocks": 2},
     "bwd_keys": {"regs": 255, "blocks": 2},
 }
@@ -208,6 +208,8 @@ PEAK = 989.4              # TFLOP/s, dense bf16, H100/H200 SXM datasheet
 SMS, SUBS = 132, 4        # SMs, schedulers (and tensor cores) per SM
 CLOCK = PEAK * 1e12 / (SMS * SUBS * 1024)   # the clock at which 1024 FLOP/clock give PEAK
 MMA_CLOCKS = 6            # mma.sync at two thirds of the datasheet rate (an assumption)
+FA2_H100_D128 = 370       # TFLOP/s: FlashAttention-2's forward, H100 SXM5, d = 128, N = 16k,
+                          # no mask (as published with FlashAttention-3, Shah et al. 2024)
 
 
 def model(r):
@@ -256,6 +258,10 @@ def receipts(rows, why=None, steps=None):
             serial, overlap = model(r) if r["issued"] is not None else (None, None)
             facts[key + "_model_serial"] = fmt(serial)
             facts[key + "_model_overlap"] = fmt(overlap)
+            facts[key + "_limit"] = "n/a" if serial is None else (
+                "instruction issue" if r["issued"] > MMA_CLOCKS * r["HMMA"] else "the tensor cores")
+            facts[key + "_of_fa2"] = "n/a" if serial is None else "%.2f–%.2f" % (
+                serial / FA2_H100_D128, overlap / FA2_H100_D128)
             model_rows.append([r["kernel"], fmt(r["issued"]), fmt(r["HMMA"]),
                                fmt(r["HMMA"] and MMA_CLOCKS * r["HMMA"]), fmt(serial), fmt(overlap)])
     facts["clock_ghz"] = "%.2f" % (CLOCK / 1e9)

@@ -464,7 +464,7 @@ static ch10_tc_check check_tc_on_emulation(bool causal, size_t poke, float by)
     return c;
 }
 
-Test(tc_kernel, benchmark_check_passes_the_kernels_and_fails_a_wrong_answer)
+Test(tc, benchmark_check_passes_the_kernels_and_fails_a_wrong_answer)
 {
     for (int causal = 0; causal < 2; causal++) {
         const ch10_tc_check c = check_tc_on_emulation(causal, (size_t)-1, 0.0f);
@@ -473,6 +473,18 @@ Test(tc_kernel, benchmark_check_passes_the_kernels_and_fails_a_wrong_answer)
     }
     cr_expect(!check_tc_on_emulation(false, 64 * 64 + 5, 2.0f).ok, "row 64, twice the bound");
     cr_expect(!check_tc_on_emulation(true, 40 * 64 + 3, NAN).ok, "a NaN on row 40");
+}
+
+Test(tc, exponential_flushes_results_below_the_normal_range)
+{
+    gpu_problem pr = gpu_problem_new(1, 1, 2, 16, false, 3);
+    for (size_t i = 0; i < 16; i++) pr.q[i] = pr.k[i] = pr.k[16 + i] = pr.v[i] = pr.v[16 + i] = 0;
+    pr.q[0] = 1.0f; pr.k[0] = 64.0f; pr.k[16] = -26.0f; pr.v[16] = 1.0f;
+    pr.p.scale = 1.0f;
+    run_emulated(&pr, GPU_TC, NULL);
+    cr_expect(exp2f(-90.0f * 1.4426950f) > 0.0f, "the weight is representable unflushed");
+    cr_expect_eq(pr.o[0], 0.0f, "the weight 2^-130 was kept: %g", (double)pr.o[0]);
+    gpu_problem_free(&pr);
 }
 
 typedef struct {
