@@ -112,29 +112,6 @@ static void *emu_thread_main(void *arg)
     return NULL;
 }
 
-static void require_aligned_row(const unsigned short *row)
-{
-    if ((uintptr_t)row % 16 == 0) return;
-    fprintf(stderr, "emulation: ldmatrix row %p is not 16-byte aligned\n", (const void *)row);
-    exit(1);
-}
-
-void emu_ldmatrix_x4(unsigned r[4], const unsigned short *row, int trans)
-{
-    emu_thread *t = emu_self;
-    const unsigned g = t->lane / 4, q = t->lane % 4;
-    require_aligned_row(row);
-    t->warp->mma.rows[t->lane] = row;
-    warp_meet(t->warp);
-    for (unsigned i = 0; i < 4; i++) {
-        const unsigned short *const *m = t->warp->mma.rows + 8 * i;   /* matrix i's rows */
-        r[i] = trans ? (unsigned)m[2 * q][g] | (unsigned)m[2 * q + 1][g] << 16
-                     : (unsigned)m[g][2 * q] | (unsigned)m[g][2 * q + 1] << 16;
-    }
-    if (t->lane == 0) t->warp->ldmatrix++;
-    warp_meet(t->warp);
-}
-
 static float bf16_to_float(unsigned bits)
 {
     const uint32_t u = (uint32_t)(bits & 0xffffu) << 16;
@@ -173,6 +150,29 @@ void emu_mma_bf16_m16n8k16(float d[4], const unsigned a[4], const unsigned b[2],
         for (unsigned k = 0; k < 16; k++) sum += full_a[row][k] * full_b[k][col];
         d[e] = sum;
     }
+}
+
+static void require_aligned_row(const unsigned short *row)
+{
+    if ((uintptr_t)row % 16 == 0) return;
+    fprintf(stderr, "emulation: ldmatrix row %p is not 16-byte aligned\n", (const void *)row);
+    exit(1);
+}
+
+void emu_ldmatrix_x4(unsigned r[4], const unsigned short *row, int trans)
+{
+    emu_thread *t = emu_self;
+    const unsigned g = t->lane / 4, q = t->lane % 4;
+    require_aligned_row(row);
+    t->warp->mma.rows[t->lane] = row;
+    warp_meet(t->warp);
+    for (unsigned i = 0; i < 4; i++) {
+        const unsigned short *const *m = t->warp->mma.rows + 8 * i;   /* matrix i's rows */
+        r[i] = trans ? (unsigned)m[2 * q][g] | (unsigned)m[2 * q + 1][g] << 16
+                     : (unsigned)m[g][2 * q] | (unsigned)m[g][2 * q + 1] << 16;
+    }
+    if (t->lane == 0) t->warp->ldmatrix++;
+    warp_meet(t->warp);
 }
 
 enum { EMU_COPIES_IN_FLIGHT = 64 };

@@ -4,10 +4,6 @@
 #define GPU_EMU_H
 #include <stddef.h>
 enum { EMU_WARP_SIZE = 32, EMU_MAX_THREADS = 1024 };
-/* ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16, for the whole warp: row is
-   this lane's 16-byte row, of matrix lane / 8 */
-void emu_ldmatrix_x4(unsigned r[4], const unsigned short *row, int trans);
-
 float emu_atomic_add_float(float *address, float value);   /* atomicAdd */
 
 typedef struct { unsigned x, y, z; } emu_dim3;
@@ -30,6 +26,10 @@ float emu_shfl_xor_float(unsigned mask, float value, int lane_mask);
 /* mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32, for the whole warp */
 void emu_mma_bf16_m16n8k16(float d[4], const unsigned a[4], const unsigned b[2],
                            const float c[4]);
+
+/* ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16, for the whole warp: row is
+   this lane's 16-byte row, of matrix lane / 8 */
+void emu_ldmatrix_x4(unsigned r[4], const unsigned short *row, int trans);
 
 void emu_cp_async_16(void *dst, const void *src, unsigned bytes); /* cp.async.cg, 16 B */
 void emu_cp_async_commit(void);                                   /* cp.async.commit_group */

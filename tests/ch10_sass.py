@@ -171,7 +171,7 @@ def measure(sass, usage):
     return rows
 
 BUDGETS = {
-    # registers at most, blocks per SM at least; tensor-core kernels: the rest
+    # registers at most, blocks per SM at least; for tc_forward_*: the rest
     # per key tile at most, on sm_80 and sm_90
     "tc_forward_64": {"regs": 168, "blocks": 3, "rest": {"sm_80": 266, "sm_90": 274}},
     "tc_forward_128": {"regs": 255, "blocks": 2, "rest": {"sm_80": 317, "sm_90": 329}},
