@@ -257,12 +257,20 @@ INSTRUCTOR  := book/instructor
 instructor: $(INSTRUCTOR)/index.html $(INSTRUCTOR)/flash-attention-instructor.pdf \
             $(INSTRUCTOR)/solutions.pdf
 
-$(B)/instructor/book.md: $(NW) $(TOOLS)/edition.py $(TOOLS)/noweb2md.py $(BOOK_RECEIPTS)
+# The answers' own runs (exercises.py runs): a predict-then-run answer
+# splices what the program printed for the exercise's options.
+$(B)/receipts/answers.stamp: $(NW) $(TOOLS)/exercises.py $(PROGRAMS)
+	@mkdir -p $(dir $@)
+	python3 $(TOOLS)/exercises.py runs $(B)/receipts $(NW)
+	@touch $@
+ANSWER_RECEIPTS := $(B)/receipts/answers.stamp
+
+$(B)/instructor/book.md: $(NW) $(TOOLS)/edition.py $(TOOLS)/noweb2md.py $(BOOK_RECEIPTS) $(ANSWER_RECEIPTS)
 	@mkdir -p $(dir $@) && ln -sfn ../fig $(dir $@)fig
 	python3 $(TOOLS)/edition.py instructor $(B)/edition/instructor $(NW)
 	python3 $(TOOLS)/noweb2md.py --receipts $(B)/receipts -o $@ $(NW:chapters/%=$(B)/edition/instructor/%)
 
-$(B)/solutions/book.md: $(NW) $(TOOLS)/edition.py $(TOOLS)/noweb2md.py $(BOOK_RECEIPTS)
+$(B)/solutions/book.md: $(NW) $(TOOLS)/edition.py $(TOOLS)/noweb2md.py $(BOOK_RECEIPTS) $(ANSWER_RECEIPTS)
 	@mkdir -p $(dir $@) && ln -sfn ../fig $(dir $@)fig
 	rm -rf $(B)/edition/solutions
 	python3 $(TOOLS)/edition.py solutions $(B)/edition/solutions $(NW)
@@ -287,6 +295,7 @@ student: $(B)/deps.stamp
 	python3 $(TOOLS)/edition.py student $(STUDENT)/chapters $(NW)
 	cp -R $(TOOLS) $(STUDENT)/chapters/tools
 	cp chapters/README.md $(STUDENT)/chapters/
+	cp -R chapters/recorded $(STUDENT)/chapters/recorded
 	cp Makefile README.md .gitignore $(STUDENT)/
 	touch $(STUDENT)/.student-edition
 	cd $(STUDENT) && sh chapters/tools/tangle.sh .build/roots.mk .build/L \

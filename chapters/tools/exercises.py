@@ -4,6 +4,7 @@
     python3 chapters/tools/exercises.py receipts OUTDIR chapters/*.nw
     python3 chapters/tools/exercises.py check chapters/*.nw
     python3 chapters/tools/exercises.py code chapters/*.nw
+    python3 chapters/tools/exercises.py runs OUTDIR chapters/*.nw
 
 Every exercise is written in the book's one format,
 
@@ -22,8 +23,26 @@ with KIND one of concept, predict-then-run, code.  N is the chapter's number
             3-6 exercises per chapter numbered 1..k, at least one
             predict-then-run that runs the chapter's program and one code
             exercise, and for every code exercise a grader tests/grade_N_k.c,
-            a file tests/ex_N_k.c, a starter, a solution and a wrong variant.
+            a file tests/ex_N_k.c, a starter, a solution and a wrong variant;
+            and for every exercise an answer: a `::: {.solution}` div after
+            its heading that starts a paragraph with **Answer N.k.** (or
+            **Solution N.k.** for a code exercise); a predict-then-run
+            answer splices at least one receipt ({{prog.key}}), the numbers
+            a run printed, and every answer run it names is declared.
   code      prints "N.k FILE" for each code exercise (for prove-graders.sh).
+  runs      runs every answer run and writes its receipts, OUTDIR/NAME.json
+            and NAME.txt, for the instructor edition.  An answer declares a
+            run on a line of its own inside its solution div,
+
+                <!-- answer-run NAME: ./PROGRAM ARGS... -->
+                <!-- answer-run NAME exit S: ./PROGRAM ARGS... -->
+
+            NAME is ex_N_k or ex_N_k_x (letters, digits, _); the run is
+            ./PROGRAM --json ARGS, from the repository root, and must exit
+            with status S (0 unless given); its answer splices {{NAME.key}},
+            and {{NAME.exit_status}} and {{NAME.stderr_last}} (the last
+            line on stderr) besides the program's own facts.  A run is repeated only when its command
+            or its program changed.
 Python 3 standard library only.
 """
 
@@ -41,6 +60,12 @@ MINUTES = {"concept": (10, 20, 45), "predict-then-run": (15, 30, 60),
 HEAD = re.compile(r"^### Exercise (\w+)\.(\d+) · (\S+) · (\S) \{#ex-(\w+)-(\d+)\}\s*$")
 LOOSE_HEAD = re.compile(r"^###\s+Exercise\b")
 PRACTISES = re.compile(r"^\*Practises:\*\s*(.*?)\s*\*Checked by:\*\s*(.*)$")
+ANSWER = re.compile(r"^\*\*(Answer|Solution) (\w+\.\d+)\.\*\*")
+SOLUTION_OPEN = re.compile(r"^:::+\s*\{[^}]*\.solution\b[^}]*\}\s*$")
+DIV_CLOSE = re.compile(r"^:::+\s*$")
+DIV_OPEN = re.compile(r"^:::+\s*(\{.*\}|\S+)\s*$")
+RUN = re.compile(r"^<!-- answer-run (ex_[A-Za-z0-9_]+)(?: exit (\d+))?: \./([a-z0-9_]+)((?: [^ ]+)*) -->\s*$")
+SPLICE = re.compile(r"\{\{([A-Za-z_][A-Za-z0-9_\-]*)\.([A-Za-z0-9_][A-Za-z0-9_.\-]*)\}\}")
 
 
 def chapter_of(path):
@@ -66,6 +91,7 @@ def read(path):
     with open(path, encoding="utf-8") as fh:
         lines = fh.readlines()
     found, problems = [], []
+    heads = [n for n, line in enumerate(lines) if LOOSE_HEAD.match(line)]
     for n, line in enumerate(lines):
         if not LOOSE_HEAD.match(line):
             continue
@@ -87,6 +113,8 @@ def read(path):
               "practises": plain(pm.group(1)) if pm else "",
               "checked": plain(pm.group(2)) if pm else "",
               "body": "".join(lines[n + 1:k + 40])}
+        end = next((h for h in heads if h > n), len(lines))
+        ex["answer"], ex["runs"] = answer_of(lines[n + 1:end])
         if (achap, anum) != (chap, num):
             problems.append("%s:%d: anchor #ex-%s-%s for Exercise %s" % (path, n + 1, achap, anum, ex["id"]))
         if kind not in KINDS:
@@ -97,6 +125,33 @@ def read(path):
             problems.append("%s:%d: no '*Practises:* ... *Checked by:* ...' paragraph" % (path, n + 1))
         found.append(ex)
     return found, problems, "".join(lines)
+
+
+def answer_of(section):
+    """(text, runs) of the solution divs in an exercise's section: the text
+    of the first paragraph opening with **Answer N.k.** or **Solution
+    N.k.** and of everything after it in the divs, and the answer runs
+    (name, program, args) declared there."""
+    depth, inside, runs = 0, [], []
+    for line in section:
+        if depth == 0:
+            if SOLUTION_OPEN.match(line):
+                depth = 1
+            continue
+        if DIV_CLOSE.match(line):
+            depth -= 1
+            continue
+        if DIV_OPEN.match(line):
+            depth += 1
+        m = RUN.match(line)
+        if m:
+            runs.append((m.group(1), m.group(3), m.group(4).split(), int(m.group(2) or 0)))
+            continue
+        inside.append(line)
+    start = next((i for i, l in enumerate(inside) if ANSWER.match(l)), None)
+    if start is None:
+        return None, runs
+    return "".join(inside[start:]), runs
 
 
 def minutes(ex):
@@ -126,6 +181,25 @@ def check_chapter(path, exs, text, program):
          % (path, "./" + program if program else "the chapter's code"))
     code = [e for e in exs if e["kind"] == "code"]
     rule(bool(code), "%s: a code exercise" % path)
+    for e in exs:
+        m = ANSWER.match(e["answer"] or "")
+        word = "Solution" if e["kind"] == "code" else "Answer"
+        rule(m is not None and m.group(2) == e["id"] and m.group(1) == word,
+             "%s: exercise %s has an answer (**%s %s.** in a solution div)"
+             % (path, e["id"], word, e["id"]))
+        if e["kind"] != "predict-then-run" or not m:
+            continue
+        splices = SPLICE.findall(e["answer"])
+        rule(bool(splices), "%s: answer %s splices the numbers a run printed ({{prog.key}})"
+             % (path, e["id"]))
+        declared = {r[0] for r in e["runs"]}
+        for prog, key in splices:
+            if prog.startswith("ex_"):
+                rule(prog in declared, "%s: answer %s declares its run %s" % (path, e["id"], prog))
+        for name, program, args, status in e["runs"]:
+            rule(program.startswith("ch") and name.startswith("ex_" + e["id"].replace(".", "_")),
+                 "%s: answer run %s of exercise %s runs a chapter program (./%s)"
+                 % (path, name, e["id"], program))
     for e in code:
         u = e["id"].replace(".", "_")
         for what, pattern in (
@@ -206,12 +280,60 @@ def code(files):
     return 0
 
 
+def runs(outdir, files):
+    """Run every answer run whose receipts are missing or older than its
+    program, or whose command changed; write OUTDIR/NAME.json and .txt."""
+    import subprocess
+    os.makedirs(outdir, exist_ok=True)
+    failed = 0
+    for path, chap, stem, exs, problems, text in collect(files):
+        for e in exs:
+            for name, program, args, status in e["runs"]:
+                cmd = ["./" + program, "--json"] + args
+                out = os.path.join(outdir, name + ".json")
+                stamp = os.path.join(outdir, name + ".cmd")
+                line = "%s (exit %d)\n" % (" ".join(cmd), status)
+                try:
+                    fresh = (open(stamp).read() == line
+                             and os.path.getmtime(out) >= os.path.getmtime(cmd[0]))
+                except OSError:
+                    fresh = False
+                if fresh:
+                    continue
+                sys.stderr.write("answer %s: %s\n" % (e["id"], " ".join(cmd)))
+                r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                sys.stderr.write(r.stderr.decode("utf-8", "replace"))
+                try:
+                    data = json.loads(r.stdout.decode("utf-8"))
+                except ValueError:
+                    data = {"facts": {}, "text": ""} if status else None
+                if isinstance(data, dict):
+                    # a refusal is part of the answer: its status and its line
+                    lines = r.stderr.decode("utf-8", "replace").splitlines()
+                    data.setdefault("facts", {})["exit_status"] = str(r.returncode)
+                    data["facts"]["stderr_last"] = lines[-1] if lines else ""
+                if r.returncode != status or not isinstance(data, dict):
+                    sys.stderr.write("exercises: answer run %s (%s) failed\n" % (name, " ".join(cmd)))
+                    failed = 1
+                    continue
+                for fname, body in ((name + ".json", json.dumps(data, ensure_ascii=False) + "\n"),
+                                    (name + ".txt", data.get("text", "")),
+                                    (name + ".cmd", line)):
+                    tmp = os.path.join(outdir, fname + ".tmp")
+                    with open(tmp, "w", encoding="utf-8") as fh:
+                        fh.write(body)
+                    os.replace(tmp, os.path.join(outdir, fname))
+    return failed
+
+
 def main(argv):
     if len(argv) >= 3 and argv[0] == "receipts":
         receipts(argv[1], argv[2:])
         return 0
     if len(argv) >= 2 and argv[0] == "check":
         return check(argv[1:])
+    if len(argv) >= 3 and argv[0] == "runs":
+        return runs(argv[1], argv[2:])
     if len(argv) >= 2 and argv[0] == "code":
         return code(argv[1:])
     sys.stderr.write(__doc__)
