@@ -50,7 +50,7 @@ STUDENT_EDITION := $(wildcard .student-edition)
 
 .PHONY: all tangle programs receipts figures html pdf check check-tangle \
         check-unit check-cli check-valgrind fuzz clean help deps peer-check \
-        grade check-graders check-exercises instructor student check-student bench
+        grade grade-all check-graders check-grade-all check-exercises instructor student check-student bench
 
 all: html pdf
 
@@ -67,6 +67,7 @@ help:
 	@echo "make grade EX=4.1   grade coding exercise 4.1: one line per check, a hint for each failure"
 	@echo "make instructor book/instructor/: the book with solutions, and a PDF of the solutions alone"
 	@echo "make student    dist/flash-attention-student/ (and .tar.gz): what a student is handed"
+	@echo "make grade-all SUBMISSIONS=DIR  grade a class (students' folders or tarballs) into GRADE_CSV (grades.csv)"
 	@echo "make check-graders  every grader passes its solution, fails its starter and its wrong variant"
 	@echo "make check-student  make student, then: no solutions in it, make grade works there"
 	@echo "make bench      the benchmark of chapters 8 on (minutes): results in chapters/recorded/bench.txt;"
@@ -314,8 +315,28 @@ grade: $(GRADE_BIN)
 	  echo "make grade: EX=N.k names a coding exercise: $(subst _,.,$(GRADERS:grade_%=%))" >&2; exit 2; fi
 	@sh $(TOOLS)/grade.sh $(GRADE_BIN) $(EX)
 
+# make grade-all SUBMISSIONS=DIR: every code exercise of every student's
+# folder or tarball in DIR, each graded in isolation (a time and a memory
+# limit, no network where the machine allows), into one CSV.
+GRADE_CSV   ?= grades.csv
+grade-all: $(GRADERS:%=$(B)/bin/%)
+	@if [ -z "$(SUBMISSIONS)" ]; then \
+	  echo "make grade-all: SUBMISSIONS=DIR names the folder of students' folders or tarballs" >&2; exit 2; fi
+	@sh $(TOOLS)/grade-all.sh $(B) "$(CC) $(CPPFLAGS) $(CFLAGS)" "$(OPT) $(TEST_LDLIBS)" \
+	  "$(SUBMISSIONS)" "$(GRADE_CSV)" $(NW)
+	@echo "grade-all: $(GRADE_CSV)"
+
 # ---------------------------------------------------------------- check
-check: check-tangle check-unit check-cli $(if $(STUDENT_EDITION),,check-exercises check-graders)
+check: check-tangle check-unit check-cli $(if $(STUDENT_EDITION),,check-exercises check-graders check-grade-all)
+
+# grade-all on a made-up class: a correct, a wrong, an endless and an
+# unreadable submission, each row checked.
+check-grade-all: $(GRADERS:%=$(B)/bin/%)
+	@mkdir -p $(B)/check
+	@echo "== grade-all"
+	@sh $(TOOLS)/test-grade-all.sh $(B) "$(CC) $(CPPFLAGS) $(CFLAGS)" "$(OPT) $(TEST_LDLIBS)" $(NW) \
+	  > $(B)/check/grade-all.log.tmp 2>&1; rc=$$?; cat $(B)/check/grade-all.log.tmp; \
+	  mv $(B)/check/grade-all.log.tmp $(B)/check/grade-all.log; exit $$rc
 	@sh $(TOOLS)/summary.sh $(B)/check
 
 # Every chapter's exercises in the book's one format (exercises.py check).
