@@ -17,8 +17,10 @@ with KIND one of concept, predict-then-run, code.  N is the chapter's number
 
   receipts  writes OUTDIR/exercises.json and exercises.txt in the shape of a
             chapter program's receipts: table "all" (one row per exercise)
-            (exercise, kind, difficulty, time, practises) and facts (counts per
-            kind, totals), for the instructors' page.
+            (exercise, kind, difficulty, time, practises), table "chapters"
+            (per chapter: counts by kind and by difficulty, time) and facts
+            (counts per kind, totals, time_N per chapter N), for the
+            instructors' page.
   check     prints "ok - ..." / "not ok - ..." per rule (make check-exercises):
             3-6 exercises per chapter numbered 1..k, at least one
             predict-then-run that runs the chapter's program and one code
@@ -51,14 +53,15 @@ import os
 import re
 import sys
 
-KINDS = ("concept", "predict-then-run", "code")
+KINDS = ("concept", "predict-then-run", "code", "project")
 MARKS = {"①": "easy", "②": "medium", "③": "hard"}
 # Time to allow, in minutes, by kind and difficulty (the instructors' page
 # states this rule; the table applies it).
 MINUTES = {"concept": (10, 20, 45), "predict-then-run": (15, 30, 60),
-           "code": (20, 45, 90)}
-HEAD = re.compile(r"^### Exercise (\w+)\.(\d+) · (\S+) · (\S) \{#ex-(\w+)-(\d+)\}\s*$")
-LOOSE_HEAD = re.compile(r"^###\s+Exercise\b")
+           "code": (20, 45, 90), "project": (480, 900, 1200)}
+GRADED = ("code", "project")   # kinds with a starter, a grader, a solution and a wrong variant
+HEAD = re.compile(r"^### (?:Exercise|Project) (\w+)\.(\d+) · (\S+) · (\S) \{#ex-(\w+)-(\d+)\}\s*$")
+LOOSE_HEAD = re.compile(r"^###\s+(Exercise|Project)\b")
 PRACTISES = re.compile(r"^\*Practises:\*\s*(.*?)\s*\*Checked by:\*\s*(.*)$")
 ANSWER = re.compile(r"^\*\*(Answer|Solution) (\w+\.\d+)\.\*\*")
 SOLUTION_OPEN = re.compile(r"^:::+\s*\{[^}]*\.solution\b[^}]*\}\s*$")
@@ -75,6 +78,8 @@ def chapter_of(path):
         return str(int(m.group(1))), stem
     if stem == "harness":
         return "A", None
+    if stem == "app_projects":
+        return "P", None
     return None, None
 
 
@@ -115,6 +120,7 @@ def read(path):
               "body": "".join(lines[n + 1:k + 40])}
         end = next((h for h in heads if h > n), len(lines))
         ex["answer"], ex["runs"] = answer_of(lines[n + 1:end])
+        ex["section"] = "".join(lines[n + 1:end])
         if (achap, anum) != (chap, num):
             problems.append("%s:%d: anchor #ex-%s-%s for Exercise %s" % (path, n + 1, achap, anum, ex["id"]))
         if kind not in KINDS:
@@ -171,6 +177,8 @@ def check_chapter(path, exs, text, program):
     def rule(ok, what):
         out.append(("ok - " if ok else "not ok - ") + what)
     n = len(exs)
+    if chap == "P":
+        return check_projects(path, exs, text)
     rule(3 <= n <= 6, "%s: %d exercises (3 to 6)" % (path, n))
     rule([e["number"] for e in exs] == list(range(1, n + 1))
          and all(e["chapter"] == chap for e in exs),
@@ -181,9 +189,21 @@ def check_chapter(path, exs, text, program):
          % (path, "./" + program if program else "the chapter's code"))
     code = [e for e in exs if e["kind"] == "code"]
     rule(bool(code), "%s: a code exercise" % path)
+    rule(all(e["kind"] != "project" for e in exs), "%s: no project among the exercises" % path)
+    out += check_answers(path, exs)
+    out += check_graded(path, code, text)
+    return out
+
+
+def check_answers(path, exs):
+    """Every exercise's answer; a predict-then-run answer's runs."""
+    out = []
+
+    def rule(ok, what):
+        out.append(("ok - " if ok else "not ok - ") + what)
     for e in exs:
         m = ANSWER.match(e["answer"] or "")
-        word = "Solution" if e["kind"] == "code" else "Answer"
+        word = "Solution" if e["kind"] in GRADED else "Answer"
         rule(m is not None and m.group(2) == e["id"] and m.group(1) == word,
              "%s: exercise %s has an answer (**%s %s.** in a solution div)"
              % (path, e["id"], word, e["id"]))
@@ -200,6 +220,15 @@ def check_chapter(path, exs, text, program):
             rule(program.startswith("ch") and name.startswith("ex_" + e["id"].replace(".", "_")),
                  "%s: answer run %s of exercise %s runs a chapter program (./%s)"
                  % (path, name, e["id"], program))
+    return out
+
+
+def check_graded(path, code, text):
+    """A code exercise's or a project's five pieces."""
+    out = []
+
+    def rule(ok, what):
+        out.append(("ok - " if ok else "not ok - ") + what)
     for e in code:
         u = e["id"].replace(".", "_")
         for what, pattern in (
@@ -210,6 +239,25 @@ def check_chapter(path, exs, text, program):
                 ("wrong variant", r"^<<wrong %s: " % re.escape(e["id"]))):
             rule(re.search(pattern, text, re.M) is not None,
                  "%s: exercise %s has a %s" % (path, e["id"], what))
+    return out
+
+
+def check_projects(path, exs, text):
+    """The projects' appendix: 1 to 3 projects P.1.., each of kind project,
+    with a rubric, its five pieces and a solution."""
+    out = []
+
+    def rule(ok, what):
+        out.append(("ok - " if ok else "not ok - ") + what)
+    rule(1 <= len(exs) <= 3, "%s: %d projects (1 to 3)" % (path, len(exs)))
+    rule([e["number"] for e in exs] == list(range(1, len(exs) + 1)),
+         "%s: projects numbered P.1 to P.%d" % (path, len(exs)))
+    for e in exs:
+        rule(e["kind"] == "project", "%s: %s is of kind project" % (path, e["id"]))
+        rule("*Rubric:*" in e["section"], "%s: project %s has a rubric (*Rubric:* ...)"
+             % (path, e["id"]))
+    out += check_answers(path, exs)
+    out += check_graded(path, exs, text)
     return out
 
 
@@ -232,6 +280,19 @@ def receipts(outdir, files):
             total_minutes += minutes(e)
             rows.append([e["id"], e["kind"], "%s %s" % (e["mark"], MARKS.get(e["mark"], "?")),
                          fmt_minutes(minutes(e)), e["practises"]])
+    per = {}
+    for path, chap, stem, exs, problems, text in collect(files):
+        for e in exs:
+            c = per.setdefault(e["chapter"], {"n": 0, "minutes": 0, "kind": {}, "mark": {}})
+            c["n"] += 1
+            c["minutes"] += minutes(e)
+            c["kind"][e["kind"]] = c["kind"].get(e["kind"], 0) + 1
+            c["mark"][e["mark"]] = c["mark"].get(e["mark"], 0) + 1
+    chapter_rows = []
+    for chap, c in per.items():
+        facts["time_" + chap] = fmt_minutes(c["minutes"])
+        chapter_rows.append([chap, str(c["n"])] + [str(c["kind"].get(k, 0)) for k in KINDS]
+                            + [str(c["mark"].get(m, 0)) for m in "①②③"] + [fmt_minutes(c["minutes"])])
     facts["total"] = str(len(rows))
     for k in KINDS:
         facts[k.replace("-", "_")] = str(counts[k])
@@ -240,12 +301,21 @@ def receipts(outdir, files):
     table = {"title": "Every exercise of the book",
              "columns": ["exercise", "kind", "difficulty", "time", "practises"],
              "rows": rows}
+    by_chapter = {"title": "Exercises per chapter, by kind and difficulty",
+                  "columns": ["chapter", "exercises", "concept", "predict-then-run", "code",
+                              "① easy", "② medium", "③ hard", "time"],
+                  "rows": chapter_rows}
     text = ["Exercises: %s (%s concept, %s predict-then-run, %s code), about %s hours"
             % (facts["total"], facts["concept"], facts["predict_then_run"], facts["code"], facts["hours"])]
     for r in rows:
         text.append("  %-5s %-17s %-10s %-9s %s" % tuple(r[:5]))
     os.makedirs(outdir, exist_ok=True)
-    data = {"program": "exercises", "facts": facts, "tables": {"all": table},
+    text.append("")
+    for r in chapter_rows:
+        text.append("  chapter %-3s %s exercises: %s concept, %s predict-then-run, %s code; "
+                    "%s easy, %s medium, %s hard; %s" % tuple(r))
+    data = {"program": "exercises", "facts": facts,
+            "tables": {"all": table, "chapters": by_chapter},
             "text": "\n".join(text) + "\n"}
     for name, body in (("exercises.json", json.dumps(data, ensure_ascii=False, indent=1) + "\n"),
                        ("exercises.txt", data["text"])):
@@ -275,7 +345,7 @@ def check(files):
 def code(files):
     for path, chap, stem, exs, problems, text in collect(files):
         for e in exs:
-            if e["kind"] == "code":
+            if e["kind"] in GRADED:
                 print(e["id"], path)
     return 0
 
