@@ -277,7 +277,10 @@ def receipts(outdir, files):
     for path, chap, stem, exs, problems, text in collect(files):
         for e in exs:
             counts[e["kind"]] = counts.get(e["kind"], 0) + 1
-            total_minutes += minutes(e)
+            if e["kind"] == "project":
+                facts["time_" + e["id"].replace(".", "_")] = fmt_minutes(minutes(e))
+            else:
+                total_minutes += minutes(e)
             rows.append([e["id"], e["kind"], "%s %s" % (e["mark"], MARKS.get(e["mark"], "?")),
                          fmt_minutes(minutes(e)), e["practises"]])
     per = {}
@@ -293,7 +296,7 @@ def receipts(outdir, files):
         facts["time_" + chap] = fmt_minutes(c["minutes"])
         chapter_rows.append([chap, str(c["n"])] + [str(c["kind"].get(k, 0)) for k in KINDS]
                             + [str(c["mark"].get(m, 0)) for m in "①②③"] + [fmt_minutes(c["minutes"])])
-    facts["total"] = str(len(rows))
+    facts["total"] = str(len(rows) - counts["project"])
     for k in KINDS:
         facts[k.replace("-", "_")] = str(counts[k])
     facts["hours"] = "%.0f" % (total_minutes / 60)
@@ -303,7 +306,7 @@ def receipts(outdir, files):
              "rows": rows}
     by_chapter = {"title": "Exercises per chapter, by kind and difficulty",
                   "columns": ["chapter", "exercises", "concept", "predict-then-run", "code",
-                              "① easy", "② medium", "③ hard", "time"],
+                              "project", "① easy", "② medium", "③ hard", "time"],
                   "rows": chapter_rows}
     text = ["Exercises: %s (%s concept, %s predict-then-run, %s code), about %s hours"
             % (facts["total"], facts["concept"], facts["predict_then_run"], facts["code"], facts["hours"])]
@@ -312,8 +315,8 @@ def receipts(outdir, files):
     os.makedirs(outdir, exist_ok=True)
     text.append("")
     for r in chapter_rows:
-        text.append("  chapter %-3s %s exercises: %s concept, %s predict-then-run, %s code; "
-                    "%s easy, %s medium, %s hard; %s" % tuple(r))
+        text.append("  chapter %-3s %s exercises: %s concept, %s predict-then-run, %s code, "
+                    "%s project; %s easy, %s medium, %s hard; %s" % tuple(r))
     data = {"program": "exercises", "facts": facts,
             "tables": {"all": table, "chapters": by_chapter},
             "text": "\n".join(text) + "\n"}
