@@ -287,7 +287,9 @@ $(INSTRUCTOR)/solutions.pdf: $(B)/solutions/book.md $(FIGURES:%=$(B)/fig/%.pdf) 
 
 # make student: the folder (and tarball) a student is handed: the chapters
 # with starters in place of solutions, what they tangle to (graders
-# included), the tools, this Makefile and the README.  There
+# included), the tools, this Makefile and the README, and the data the
+# book and its tests read (the recorded benchmark, PyTorch's goldens, the
+# fuzzing corpus): there `make` and `make check` work as here.  There
 # `make grade EX=N.k` tangles the student's chunk and grades it.
 STUDENT     := dist/flash-attention-student
 student: $(B)/deps.stamp
@@ -297,6 +299,9 @@ student: $(B)/deps.stamp
 	cp -R $(TOOLS) $(STUDENT)/chapters/tools
 	cp chapters/README.md $(STUDENT)/chapters/
 	cp -R chapters/recorded $(STUDENT)/chapters/recorded
+	mkdir -p $(STUDENT)/tests/goldens
+	cp tests/goldens/*.txt $(STUDENT)/tests/goldens/
+	cp -R tests/fuzz_corpus $(STUDENT)/tests/fuzz_corpus
 	cp Makefile README.md .gitignore $(STUDENT)/
 	touch $(STUDENT)/.student-edition
 	cd $(STUDENT) && sh chapters/tools/tangle.sh .build/roots.mk .build/L \
