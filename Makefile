@@ -55,7 +55,7 @@ STUDENT_EDITION := $(wildcard .student-edition)
 all: html pdf
 
 help:
-	@echo "make            build everything: programs, receipts, figures, book/index.html, book/flash-attention.pdf"
+	@echo "make            build everything: programs, receipts, figures, book/index.html, book/flash-attention.pdf (the reader's book) and book/flash-attention-program.pdf (the complete program)"
 	@echo "make tangle     regenerate tangled/ kernels/ tests/ figures/ from chapters/ (and lint chunk names)"
 	@echo "make programs   only the chapter programs (./ch02_online_softmax ...)"
 	@echo "make receipts   run the programs; their output lands in $(B)/receipts/"
@@ -241,7 +241,7 @@ $(B)/book.md: $(B)/edition/book.stamp $(TOOLS)/noweb2md.py $(BOOK_RECEIPTS)
 	python3 $(TOOLS)/noweb2md.py --receipts $(B)/receipts -o $@ $(NW:chapters/%=$(B)/edition/book/%)
 
 html: book/index.html
-pdf: book/flash-attention.pdf
+pdf: book/flash-attention.pdf book/flash-attention-program.pdf
 
 # One page per part (book/ch02.html ...), cut at each level-1 heading, and the
 # contents, book/index.html, written last.
@@ -249,8 +249,15 @@ book/index.html: $(B)/book.md $(FIGURES:%=$(B)/fig/%.svg) $(TOOLS)/weave-html.sh
                  $(TOOLS)/katex-render.js $(wildcard $(TOOLS)/*.css $(TOOLS)/*.lua)
 	sh $(TOOLS)/weave-html.sh $< $@
 
-book/flash-attention.pdf: $(B)/book.md $(FIGURES:%=$(B)/fig/%.pdf) $(TOOLS)/weave-pdf.sh $(wildcard $(TOOLS)/*.tex $(TOOLS)/*.lua)
+# Two volumes from the same Markdown: the complete program first (every chunk,
+# both indexes), then the reader's book, whose references to what it leaves
+# out print the complete volume's pages (from its .aux).
+book/flash-attention-program.pdf: $(B)/book.md $(FIGURES:%=$(B)/fig/%.pdf) $(TOOLS)/weave-pdf.sh $(wildcard $(TOOLS)/*.tex $(TOOLS)/*.lua)
 	sh $(TOOLS)/weave-pdf.sh $< $@
+
+book/flash-attention.pdf: $(B)/book.md $(FIGURES:%=$(B)/fig/%.pdf) $(TOOLS)/weave-pdf.sh $(wildcard $(TOOLS)/*.tex $(TOOLS)/*.lua) \
+                          book/flash-attention-program.pdf
+	sh $(TOOLS)/weave-pdf.sh --reader $(B)/pdf-aux/book.aux $< $@
 
 # ---------------------------------------------------------------- editions
 # make instructor: the whole book with the solutions, and the solutions alone.
@@ -380,12 +387,12 @@ $(B)/check/cli_%.log: tests/cli_%.sh $(PROGRAMS) FORCE
 # (make check runs it too: prerequisites add up across rules.)
 .PHONY: check-html clean-html metrics
 # Not part of check: the reading path in numbers, from the built book.
-metrics: book/index.html book/flash-attention.pdf
+metrics: book/index.html book/flash-attention.pdf book/flash-attention-program.pdf
 	python3 $(TOOLS)/book-metrics.py $(if $(METRICS_BEFORE),--before $(METRICS_BEFORE)) .
 
 check: check-html
 check-html: $(B)/check/html.log
-$(B)/check/html.log: book/index.html book/flash-attention.pdf $(TOOLS)/check-html.py FORCE
+$(B)/check/html.log: book/index.html book/flash-attention.pdf book/flash-attention-program.pdf $(TOOLS)/check-html.py FORCE
 	@mkdir -p $(B)/check
 	@echo "== html"
 	@{ python3 $(TOOLS)/check-html.py --self-test && \
@@ -452,7 +459,7 @@ clean-html:
 	rm -f book/*.html book/book.css
 
 clean:
-	rm -rf $(B) book/index.html book/flash-attention.pdf book/katex book/fig book/instructor dist $(PROGRAMS) \
+	rm -rf $(B) book/index.html book/flash-attention.pdf book/flash-attention-program.pdf book/katex book/fig book/instructor dist $(PROGRAMS) \
 	  $(patsubst tangled/%.c,%,$(wildcard tangled/*.c))
 
 # ================================================================ CUDA (chapter 10)
