@@ -174,14 +174,24 @@ static void vdp_hw_values(amx_engine_state *e, const bf16 *p, const bf16 *vb, si
 {
     (void)e;
     const uint32_t *pp = (const uint32_t *)p, *v = (const uint32_t *)vb;
-    for (size_t row = 0; row < AMX_TILE_ROWS; row++)
-        for (size_t j = 0; j < dpad / 16; j++) {
-            __m512 acc = _mm512_setzero_ps();
-            for (size_t r = 0; r < AMX_TILE_ROWS; r++)
-                acc = _mm512_dpbf16_ps(acc, (__m512bh)_mm512_loadu_si512(v + j * 256 + r * 16),
-                                       (__m512bh)_mm512_set1_epi32((int)pp[row * 16 + r]));
-            _mm512_storeu_ps(pv + row * dpad + 16 * j, acc);
+    const size_t groups = dpad / 16;
+    for (size_t row = 0; row < AMX_TILE_ROWS; row += 2) {
+        __m512 acc[2][8];
+        for (size_t j = 0; j < 8; j++) acc[0][j] = acc[1][j] = _mm512_setzero_ps();
+        for (size_t r = 0; r < AMX_TILE_ROWS; r++) {
+            const __m512bh p0 = (__m512bh)_mm512_set1_epi32((int)pp[row * 16 + r]);
+            const __m512bh p1 = (__m512bh)_mm512_set1_epi32((int)pp[(row + 1) * 16 + r]);
+            for (size_t j = 0; j < groups; j++) {
+                const __m512bh vv = (__m512bh)_mm512_loadu_si512(v + j * 256 + r * 16);
+                acc[0][j] = _mm512_dpbf16_ps(acc[0][j], vv, p0);
+                acc[1][j] = _mm512_dpbf16_ps(acc[1][j], vv, p1);
+            }
         }
+        for (size_t j = 0; j < groups; j++) {
+            _mm512_storeu_ps(pv + row * dpad + 16 * j, acc[0][j]);
+            _mm512_storeu_ps(pv + (row + 1) * dpad + 16 * j, acc[1][j]);
+        }
+    }
 }
 static void vdp_emu_scores(amx_engine_state *e, const bf16 *kb, size_t chunks, float *s)
 {

@@ -33,7 +33,7 @@ static void parse_ch11_options(int argc, char **argv, ch11_options *o)
         { "dim", OPT_INT, &o->dim, 1, 128, "D", "head dimension of the timed run" },
         { "repeats", OPT_INT, &o->repeats, 1, 101, "R", "timed runs per measurement" },
         { "bench", OPT_FLAG, &o->bench, 0, 0, NULL, "run the benchmark (minutes), results on stdout" },
-        { "quick", OPT_FLAG, &o->quick, 0, 0, NULL, "benchmark only n = 4096, d = 64" },
+        { "quick", OPT_FLAG, &o->quick, 0, 0, NULL, "a short run: benchmark n = 4096, d = 64; receipts on small sizes" },
         { "python", OPT_STRING, &o->python, 0, 0, "PATH", "a Python with torch: PyTorch's SDPA as a peer" },
         { "json", OPT_FLAG, &o->json, 0, 0, NULL, "print the report as JSON" },
         { "data", OPT_STRING, &o->data_dir, 0, 0, "DIR", "write figure data to DIR" },
@@ -80,13 +80,13 @@ static void run_ch11_on_files(const ch11_options *o, report *r)
     if (!o->q_path || !o->k_path || !o->v_path || !o->out_path)
         die_usage(CH11_PROGRAM, "--q, --k, --v and --out go together");
     npy_refuse_same_file(CH11_PROGRAM, o->out_path, (const char *const[]){ o->q_path, o->k_path, o->v_path }, 3);
-    const amx_kernel kernel = ch11_kernel_of(o->kernel);
     tensor q = npy_read_or_exit(CH11_PROGRAM, o->q_path), k = npy_read_or_exit(CH11_PROGRAM, o->k_path),
            v = npy_read_or_exit(CH11_PROGRAM, o->v_path);
     attn_params p = attn_params_from_tensors(CH11_PROGRAM, &q, &k, &v);
     attn_apply_options(&p, o->causal, 0, 16, 32, o->scale);
     const char *problem = bf16_params_problem(&p);
     if (problem) die_usage(CH11_PROGRAM, "%s", problem);
+    const amx_kernel kernel = ch11_kernel_of(o->kernel);
     fa_require(fa_mul(tensor_count(&q), sizeof(float)) + attention_bf16_bytes(&p, (int)o->threads),
                "the output and the kernel's packed keys, values and workspaces");
     tensor out = tensor_new(q.ndim, q.shape);
@@ -119,13 +119,13 @@ static void comparison_row(table *t, const char *what, const bf16_comparison *c,
                c->differ == 0 ? "bit for bit" : c->differ == c->nan_payloads
                ? "NaN payloads differ" : "values differ");
 }
-static void report_model(report *r, bool vdp, bool amx)
+static void report_model(report *r, bool vdp, bool amx, size_t rounds)
 {
     static const char *const cols[] = { "instruction", "cases", "differ", "result", NULL };
     table *t = report_table(r, "model", "The model against this machine's instructions", cols);
-    const bf16_comparison conv = vdp ? bf16_compare_rounding(1, 20000) : (bf16_comparison){ 0 };
-    const bf16_comparison dot = vdp ? bf16_compare_dot(2, 50000) : (bf16_comparison){ 0 };
-    const bf16_comparison tile = amx ? amx_compare_tile_dot(3, 2000) : (bf16_comparison){ 0 };
+    const bf16_comparison conv = vdp ? bf16_compare_rounding(1, 20 * rounds) : (bf16_comparison){ 0 };
+    const bf16_comparison dot = vdp ? bf16_compare_dot(2, 50 * rounds) : (bf16_comparison){ 0 };
+    const bf16_comparison tile = amx ? amx_compare_tile_dot(3, 2 * rounds) : (bf16_comparison){ 0 };
     comparison_row(t, "VCVTNE2PS2BF16", &conv, vdp, "no AVX512-BF16");
     comparison_row(t, "VDPBF16PS", &dot, vdp, "no AVX512-BF16");
     comparison_row(t, "TDPBF16PS", &tile, amx, "no AMX");
@@ -163,13 +163,13 @@ ch11_error ch11_error_of(amx_kernel kernel, const attn_params *p, uint32_t seed,
     fa_free(q); fa_free(k); fa_free(v); fa_free(o); fa_free(exact);
     return e;
 }
-static void report_errors(report *r)
+static void report_errors(report *r, size_t shapes)
 {
     static const char *const cols[] = { "Nq", "Nk", "d", "causal", "bf16 kernel", "plain bf16",
                                         "ratio", "within 2x", NULL };
     table *t = report_table(r, "errors", "Largest error against float64, 2 heads, seed 0", cols);
     double worst = 0.0;
-    for (size_t i = 0; i < ERROR_SHAPE_COUNT; i++) {
+    for (size_t i = 0; i < shapes; i++) {
         attn_params p = attn_default(1, 2, ERROR_SHAPES[i].nq, ERROR_SHAPES[i].nk, ERROR_SHAPES[i].d);
         p.causal = ERROR_SHAPES[i].causal;
         const ch11_error e = ch11_error_of(AMX_KERNEL_EMULATED, &p, 0, 1);
@@ -283,9 +283,10 @@ static void run_receipts(const ch11_options *o, report *r)
     fa_require(fa_mul((size_t)(o->heads * o->seq), (size_t)o->dim * 16) + (64u << 20),
                "the timed run's tensors and workspaces");
     report_machine_facts(r, &vdp, &amx);
-    report_model(r, vdp, amx);
-    report_errors(r);
+    report_model(r, vdp, amx, o->quick ? 10 : 1000);
+    report_errors(r, o->quick ? 4 : ERROR_SHAPE_COUNT);
     report_walk(r, o->data_dir);
+    if (o->quick) return;
     report_peaks(r, o, vdp, amx);
     report_speed(r, o, vdp, amx);
 }
