@@ -205,6 +205,42 @@ static void report_peaks(report *r, const ch11_options *o, bool vdp, bool amx)
                    fmt_spread(b, sa.median, sa.min, sa.max));
     } else table_rowf(t, "TDPBF16PS|not on this machine|-");
     report_factf(r, "amx_peak", amx ? "%.0f" : "-", s1.median);
+    char text[400];
+    const double fp32 = ladder_fma_spread(1, 1 << 20, 3).median;
+    if (amx)
+        snprintf(text, sizeof text, "On this machine one core's tile unit does %.0f times the fp32 multiply-add "
+                 "peak.", s1.median / fp32);
+    else if (vdp)
+        snprintf(text, sizeof text, "This machine has no tile unit. Its bf16 dot product runs at %.1f times "
+                 "the fp32 multiply-add peak on one core: on it, bf16 saves memory and bandwidth, "
+                 "hardly arithmetic.", bf16_peak_gflops(false, 1, 1 << 20, 3).median / fp32);
+    else snprintf(text, sizeof text, "This machine has neither bf16 unit; only the model runs here.");
+    report_fact(r, "peak_sentence", text);
+}
+static const struct { const char *what; int ops; } SOFTMAX_OPS[] = {
+    { "load and scale two vectors of scores", 4 }, { "mask the hidden keys", 2 },
+    { "the row's max: two reductions of 16 lanes", 16 }, { "the new max and e^(m - m')", 18 },
+    { "subtract and exponentiate two vectors", 32 }, { "convert to bf16 and store", 2 },
+    { "widen the bf16 back and add into the sums", 10 },
+};
+
+static void report_budget(report *r)
+{
+    static const char *const cols[] = { "per row of a step", "instructions", NULL };
+    table *t = report_table(r, "budget", "Vector instructions per row of a step, d = 64", cols);
+    int ops = 0;
+    for (size_t i = 0; i < sizeof SOFTMAX_OPS / sizeof SOFTMAX_OPS[0]; i++) {
+        table_rowf(t, "%s|%d", SOFTMAX_OPS[i].what, SOFTMAX_OPS[i].ops);
+        ops += SOFTMAX_OPS[i].ops;
+    }
+    table_rowf(t, "rescale the accumulator: load, load, multiply-add, store per 16 columns|%d", 4 * 64 / 16);
+    ops += 4 * 64 / 16;
+    const int step = 16 * ops, tile_cycles = 16 * (2 * 64 / 32 + 64 / 16);
+    report_factf(r, "vector_ops", "%d", step);
+    report_factf(r, "vector_cycles", "%d", step / 2);
+    report_factf(r, "tile_cycles", "%d", tile_cycles);
+    char a[32];
+    report_fact(r, "tile_fraction", fmt_pct(a, (double)tile_cycles / (tile_cycles + step / 2)));
 }
 typedef struct { const attn_params *p; amx_kernel kernel; const float *q, *k, *v; float *o; int threads; } timed_run;
 
@@ -286,6 +322,7 @@ static void run_receipts(const ch11_options *o, report *r)
     report_model(r, vdp, amx, o->quick ? 10 : 1000);
     report_errors(r, o->quick ? 4 : ERROR_SHAPE_COUNT);
     report_walk(r, o->data_dir);
+    report_budget(r);
     if (o->quick) return;
     report_peaks(r, o, vdp, amx);
     report_speed(r, o, vdp, amx);
