@@ -266,7 +266,7 @@ static void add_block_values(float *o, const float *pv, const float *alpha, size
             o[r * dpad + c] = fmaf(o[r * dpad + c], alpha[r], pv[r * dpad + c]);
 }
 
-static float row_sum(const amx_row *row)
+static float amx_row_sum(const amx_row *row)
 {
     float l[16];
     memcpy(l, row->l, sizeof l);
@@ -369,7 +369,7 @@ static void do_slice(const amx_job *job, amx_workspace *w, size_t head, size_t q
         add_block_values(w->o, w->pv, w->alpha, sh->dpad);
     }
     for (size_t r = 0; r < rows; r++) {
-        const float l = row_sum(&w->row[r]);
+        const float l = amx_row_sum(&w->row[r]);
         float *out = job->o + (head * sh->nq + q0 + r) * sh->d;
         for (size_t c = 0; c < sh->d; c++) out[c] = l > 0.0f || isnan(l) ? w->o[r * sh->dpad + c] / l : 0.0f;
     }
@@ -410,6 +410,10 @@ void attention_bf16(amx_kernel kernel, const attn_params *p, const float *q, con
     amx_job job = { .p = p, .engine = &ENGINES[kernel], .shape = amx_shape_of(p), .q = q,
                     .k = k, .v = v, .o = o, .heads = p->batch * p->heads };
     threads = threads < 1 ? 1 : threads > AMX_MAX_THREADS ? AMX_MAX_THREADS : threads;
+    char why[160] = "";
+    if (kernel == AMX_KERNEL_AMX && !amx_available(why)) die_line("the AMX kernel cannot run: %s", why);
+    if (kernel == AMX_KERNEL_AVX512BF16 && !bf16_cpu_has_avx512bf16())
+        die_line("the AVX512-BF16 kernel cannot run: this CPU has no AVX512-BF16 (or FA_ISA forbids it)");
     const size_t packed = fa_mul(job.heads * job.shape.blocks, job.shape.dpad * 32);
     job.packed_k = fa_alloc(fa_mul(packed, sizeof(bf16)));
     job.packed_v = fa_alloc(fa_mul(packed, sizeof(bf16)));

@@ -12,14 +12,14 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "bf16.h"
-static inline uint32_t float_bits(float x) { uint32_t u; memcpy(&u, &x, sizeof u); return u; }
-static inline float bits_float(uint32_t u) { float x; memcpy(&x, &u, sizeof x); return x; }
+static inline uint32_t f32_bits(float x) { uint32_t u; memcpy(&u, &x, sizeof u); return u; }
+static inline float f32_of_bits(uint32_t u) { float x; memcpy(&x, &u, sizeof x); return x; }
 static inline uint32_t bits_exponent(uint32_t u) { return (u >> 23) & 0xffu; }
-float bf16_float(bf16 h) { return bits_float((uint32_t)h << 16); }
+float bf16_float(bf16 h) { return f32_of_bits((uint32_t)h << 16); }
 static inline bool bf16_is_nan(bf16 h) { return ((h >> 7) & 0xffu) == 0xffu && (h & 0x7fu); }
 bf16 bf16_round(float x)
 {
-    const uint32_t u = float_bits(x);
+    const uint32_t u = f32_bits(x);
     if (bits_exponent(u) == 0) return (bf16)((u >> 16) & 0x8000u);
     if (bits_exponent(u) == 0xff)
         return (bf16)((u >> 16) | ((u & 0x7fffffu) ? 0x40u : 0u));
@@ -27,8 +27,8 @@ bf16 bf16_round(float x)
 }
 static float flush_denormal(float x)
 {
-    const uint32_t u = float_bits(x);
-    return bits_exponent(u) == 0 ? bits_float(u & 0x80000000u) : x;
+    const uint32_t u = f32_bits(x);
+    return bits_exponent(u) == 0 ? f32_of_bits(u & 0x80000000u) : x;
 }
 
 static float fused_step(float acc, float a, float b)
@@ -45,11 +45,11 @@ float bf16_dot_lane(float acc, uint32_t a, uint32_t b)
 {
     const bf16 order[4] = { (bf16)a, (bf16)b, (bf16)(a >> 16), (bf16)(b >> 16) };
     for (int i = 0; i < 4; i++)
-        if (bf16_is_nan(order[i])) return bits_float(((uint32_t)order[i] << 16) | 0x400000u);
-    if (isnan(acc)) return bits_float(float_bits(acc) | 0x400000u);
+        if (bf16_is_nan(order[i])) return f32_of_bits(((uint32_t)order[i] << 16) | 0x400000u);
+    if (isnan(acc)) return f32_of_bits(f32_bits(acc) | 0x400000u);
     acc = fused_step(acc, bf16_float((bf16)(a >> 16)), bf16_float((bf16)(b >> 16)));
     acc = fused_step(acc, bf16_float((bf16)a), bf16_float((bf16)b));
-    return isnan(acc) ? bits_float(BF16_DEFAULT_NAN) : acc;
+    return isnan(acc) ? f32_of_bits(BF16_DEFAULT_NAN) : acc;
 }
 void amx_tile_dot(float *c, size_t ldc, const bf16 *a, size_t lda, const bf16 *b,
                   size_t ldb, size_t rows, size_t pairs, size_t cols)
@@ -122,8 +122,13 @@ typedef struct {
 __attribute__((target("amx-tile")))
 void amx_configure_tiles(void)
 {
-    amx_tile_config cfg = { .palette = 1 };
-    for (int t = 0; t < 8; t++) { cfg.colsb[t] = AMX_TILE_BYTES; cfg.rows[t] = AMX_TILE_ROWS; }
+    static const amx_tile_config cfg = {
+        .palette = 1,
+        .colsb = { AMX_TILE_BYTES, AMX_TILE_BYTES, AMX_TILE_BYTES, AMX_TILE_BYTES,
+                   AMX_TILE_BYTES, AMX_TILE_BYTES, AMX_TILE_BYTES, AMX_TILE_BYTES },
+        .rows = { AMX_TILE_ROWS, AMX_TILE_ROWS, AMX_TILE_ROWS, AMX_TILE_ROWS,
+                  AMX_TILE_ROWS, AMX_TILE_ROWS, AMX_TILE_ROWS, AMX_TILE_ROWS },
+    };
     _tile_loadconfig(&cfg);
 }
 
@@ -162,11 +167,11 @@ bf16_comparison bf16_compare_rounding(uint32_t seed, size_t rounds)
     for (size_t r = 0; r < rounds; r++) {
         float x[32];
         bf16 hw[32];
-        for (int i = 0; i < 32; i++) x[i] = bits_float(bf16_hostile_bits(&mt, (int)(r % 3)));
+        for (int i = 0; i < 32; i++) x[i] = f32_of_bits(bf16_hostile_bits(&mt, (int)(r % 3)));
         bf16_hw_round32(x, hw);
         for (int i = 0; i < 32; i++) {
             c.cases++;
-            if (hw[i] != bf16_round(x[i])) bf16_note_difference(&c, float_bits(x[i]), 0, 0, hw[i], bf16_round(x[i]));
+            if (hw[i] != bf16_round(x[i])) bf16_note_difference(&c, f32_bits(x[i]), 0, 0, hw[i], bf16_round(x[i]));
         }
     }
     return c;
@@ -181,7 +186,7 @@ bf16_comparison bf16_compare_dot(uint32_t seed, size_t rounds)
         uint32_t a[16], b[16];
         for (int i = 0; i < 16; i++) {
             const int kind = (int)((r + (size_t)i) % 3);
-            acc[i] = bits_float(bf16_hostile_bits(&mt, kind));
+            acc[i] = f32_of_bits(bf16_hostile_bits(&mt, kind));
             a[i] = (bf16_hostile_bits(&mt, kind) >> 16) | (bf16_hostile_bits(&mt, kind) & 0xffff0000u);
             b[i] = (bf16_hostile_bits(&mt, kind) >> 16) | (bf16_hostile_bits(&mt, kind) & 0xffff0000u);
             model[i] = bf16_dot_lane(acc[i], a[i], b[i]);
@@ -191,9 +196,9 @@ bf16_comparison bf16_compare_dot(uint32_t seed, size_t rounds)
         bf16_hw_dot16(acc, a, b);
         for (int i = 0; i < 16; i++) {
             c.cases++;
-            if (float_bits(acc[i]) != float_bits(model[i]))
-                bf16_note_difference(&c, float_bits(before[i]), a[i], b[i], float_bits(acc[i]),
-                                     float_bits(model[i]));
+            if (f32_bits(acc[i]) != f32_bits(model[i]))
+                bf16_note_difference(&c, f32_bits(before[i]), a[i], b[i], f32_bits(acc[i]),
+                                     f32_bits(model[i]));
         }
     }
     return c;
@@ -201,7 +206,7 @@ bf16_comparison bf16_compare_dot(uint32_t seed, size_t rounds)
 void bf16_note_difference(bf16_comparison *c, uint32_t x, uint32_t a, uint32_t b,
                           uint32_t hw, uint32_t model)
 {
-    const bool both_nan = isnan(bits_float(hw)) && isnan(bits_float(model));
+    const bool both_nan = isnan(f32_of_bits(hw)) && isnan(f32_of_bits(model));
     if (c->differ < 4) {
         const uint32_t row[5] = { x, a, b, hw, model };
         memcpy(c->first[c->differ], row, sizeof row);
@@ -223,8 +228,8 @@ bf16_comparison amx_compare_tile_dot(uint32_t seed, size_t rounds)
         amx_hw_tile_dot(hw, a, b);
         for (int i = 0; i < 256; i++) {
             c.cases++;
-            if (float_bits(hw[i]) != float_bits(model[i]))
-                bf16_note_difference(&c, 0, (uint32_t)i, 0, float_bits(hw[i]), float_bits(model[i]));
+            if (f32_bits(hw[i]) != f32_bits(model[i]))
+                bf16_note_difference(&c, 0, (uint32_t)i, 0, f32_bits(hw[i]), f32_bits(model[i]));
         }
     }
     return c;
@@ -236,7 +241,7 @@ void amx_draw_tiles(mt19937 *mt, size_t round, float c[256], bf16 a[512], bf16 b
         const int kind = round % 4 == 3 ? (int)(ra % 3) : 1 + (ra % 100 == 0 ? -1 : 0);
         a[i] = (bf16)(bf16_hostile_bits(mt, kind) >> 16);
         b[i] = (bf16)(bf16_hostile_bits(mt, rb % 100 == 0 ? 0 : 1) >> 16);
-        if (i < 256) c[i] = bits_float(bf16_hostile_bits(mt, kind));
+        if (i < 256) c[i] = f32_of_bits(bf16_hostile_bits(mt, kind));
     }
 }
 __attribute__((target("avx512f,avx512bf16")))

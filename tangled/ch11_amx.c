@@ -9,7 +9,7 @@
 #include "ch11_amx.h"
 #include "gpu_attention.h"
 #include "ladder.h"
-static void write_walk_data(const char *dir);
+static void write_ch11_walk_data(const char *dir);
 ch11_options ch11_defaults(void)
 {
     return (ch11_options){ .kernel = "auto", .heads = 4, .seq = 1024, .seq_k = 0, .dim = 64,
@@ -163,16 +163,18 @@ ch11_error ch11_error_of(amx_kernel kernel, const attn_params *p, uint32_t seed,
     fa_free(q); fa_free(k); fa_free(v); fa_free(o); fa_free(exact);
     return e;
 }
-static void report_errors(report *r, size_t shapes)
+static void report_errors(report *r, size_t shapes, uint32_t seed)
 {
     static const char *const cols[] = { "Nq", "Nk", "d", "causal", "bf16 kernel", "plain bf16",
                                         "ratio", "within 2x", NULL };
-    table *t = report_table(r, "errors", "Largest error against float64, 2 heads, seed 0", cols);
+    char title[96];
+    snprintf(title, sizeof title, "Largest error against float64, 2 heads, seed %u", seed);
+    table *t = report_table(r, "errors", title, cols);
     double worst = 0.0;
     for (size_t i = 0; i < shapes; i++) {
         attn_params p = attn_default(1, 2, ERROR_SHAPES[i].nq, ERROR_SHAPES[i].nk, ERROR_SHAPES[i].d);
         p.causal = ERROR_SHAPES[i].causal;
-        const ch11_error e = ch11_error_of(AMX_KERNEL_EMULATED, &p, 0, 1);
+        const ch11_error e = ch11_error_of(AMX_KERNEL_EMULATED, &p, seed, 1);
         char a[32], b[32];
         worst = fmax(worst, e.kernel / e.plain);
         table_rowf(t, "%zu|%zu|%zu|%s|%s|%s|%.2f|%s", p.nq, p.nk, p.d, p.causal ? "yes" : "no",
@@ -191,6 +193,7 @@ static void report_peaks(report *r, const ch11_options *o, bool vdp, bool amx)
     table_rowf(t, "fp32 FMA (chapter 1)|%s|%s", fmt_spread(a, s1.median, s1.min, s1.max),
                fmt_spread(b, sa.median, sa.min, sa.max));
     report_factf(r, "fp32_peak", "%.0f", s1.median);
+    const double fp32 = s1.median;
     if (vdp) {
         s1 = bf16_peak_gflops(false, 1, 1 << 21, 5);
         sa = bf16_peak_gflops(false, all, 1 << 21, 5);
@@ -198,6 +201,7 @@ static void report_peaks(report *r, const ch11_options *o, bool vdp, bool amx)
                    fmt_spread(b, sa.median, sa.min, sa.max));
     } else table_rowf(t, "VDPBF16PS|not on this machine|-");
     report_factf(r, "vdp_peak", vdp ? "%.0f" : "-", s1.median);
+    const double vdp_one = s1.median;
     if (amx) {
         s1 = bf16_peak_gflops(true, 1, 1 << 18, 5);
         sa = bf16_peak_gflops(true, all, 1 << 18, 5);
@@ -206,14 +210,13 @@ static void report_peaks(report *r, const ch11_options *o, bool vdp, bool amx)
     } else table_rowf(t, "TDPBF16PS|not on this machine|-");
     report_factf(r, "amx_peak", amx ? "%.0f" : "-", s1.median);
     char text[400];
-    const double fp32 = ladder_fma_spread(1, 1 << 20, 3).median;
     if (amx)
         snprintf(text, sizeof text, "On this machine one core's tile unit does %.0f times the fp32 multiply-add "
                  "peak.", s1.median / fp32);
     else if (vdp)
         snprintf(text, sizeof text, "This machine has no tile unit. Its bf16 dot product runs at %.1f times "
-                 "the fp32 multiply-add peak on one core: on it, bf16 saves memory and bandwidth, "
-                 "hardly arithmetic.", bf16_peak_gflops(false, 1, 1 << 20, 3).median / fp32);
+                 "the fp32 multiply-add peak on one core%s", vdp_one / fp32, vdp_one / fp32 < 1.3
+                 ? ": on it, bf16 saves memory and bandwidth, not arithmetic." : ".");
     else snprintf(text, sizeof text, "This machine has neither bf16 unit; only the model runs here.");
     report_fact(r, "peak_sentence", text);
 }
@@ -268,17 +271,20 @@ double ch11_flops(const attn_params *p)
 }
 static void report_speed(report *r, const ch11_options *o, bool vdp, bool amx)
 {
-    static const char *const cols[] = { "engine", "n", "threads", "GFLOP/s", NULL };
-    table *t = report_table(r, "speed", "The kernel on this machine, d = 64, 4 heads, no mask", cols);
+    static const char *const cols[] = { "engine", "keys", "threads", "GFLOP/s", NULL };
+    char title[96];
+    snprintf(title, sizeof title, "The kernel on this machine, d = %ld, %ld heads, no mask", o->dim, o->heads);
+    table *t = report_table(r, "speed", title, cols);
     for (int k = 0; k < AMX_ENGINES; k++) {
         if ((k == AMX_KERNEL_AMX && !amx) || (k == AMX_KERNEL_AVX512BF16 && !vdp)) continue;
         const bool model = k >= AMX_KERNEL_EMULATED;
-        attn_params p = attn_default(1, 4, model ? 128 : (size_t)o->seq, model ? 128 : (size_t)o->seq, 64);
+        attn_params p = attn_default(1, (size_t)o->heads, model ? 128 : (size_t)o->seq,
+                                     model ? 128 : (size_t)o->seq_k, (size_t)o->dim);
         fprintf(stderr, "%s: timing %s\n", CH11_PROGRAM, ch11_kernel_name((amx_kernel)k));
         const spread s = ch11_time_kernel((amx_kernel)k, &p, (int)o->threads, (int)o->repeats);
         const double f = ch11_flops(&p) / 1e9;
         char a[64];
-        table_rowf(t, "%s|%zu|%ld|%s", ch11_kernel_name((amx_kernel)k), p.nq, o->threads,
+        table_rowf(t, "%s|%zu|%ld|%s", ch11_kernel_name((amx_kernel)k), p.nk, o->threads,
                    fmt_spread(a, f / s.median, f / s.max, f / s.min));
     }
 }
@@ -297,9 +303,9 @@ static void report_walk(report *r, const char *data_dir)
     report_factf(r, "causal_computed", "%zu", c.blocks_computed);
     report_factf(r, "causal_skipped", "%zu", c.blocks_skipped);
     fa_free(x); fa_free(o);
-    if (data_dir) write_walk_data(data_dir);
+    if (data_dir) write_ch11_walk_data(data_dir);
 }
-static void write_walk_data(const char *dir)
+static void write_ch11_walk_data(const char *dir)
 {
     static const char *const scores[8] = { "Q cols 0-31", "Q cols 32-63", "-", "-",
                                            "S keys 0-15", "S keys 16-31", "K (VNNI)", "K (VNNI)" };
@@ -313,14 +319,14 @@ static void write_walk_data(const char *dir)
     }
     data_close(f);
 }
-static void run_receipts(const ch11_options *o, report *r)
+static void run_ch11_receipts(const ch11_options *o, report *r)
 {
     bool vdp, amx;
     fa_require(fa_mul((size_t)(o->heads * o->seq), (size_t)o->dim * 16) + (64u << 20),
                "the timed run's tensors and workspaces");
     report_machine_facts(r, &vdp, &amx);
     report_model(r, vdp, amx, o->quick ? 10 : 1000);
-    report_errors(r, o->quick ? 4 : ERROR_SHAPE_COUNT);
+    report_errors(r, o->quick ? 4 : ERROR_SHAPE_COUNT, (uint32_t)o->seed);
     report_walk(r, o->data_dir);
     report_budget(r);
     if (o->quick) return;
@@ -371,7 +377,7 @@ static void print_bench_line(const char *kernel, const ch11_config *c, spread s,
     if (have_torch) printf(" %.2f %.2f\n", torch[0] / s.median, torch[1] / s.median);
     else printf(" - -\n");
 }
-static void run_bench(const ch11_options *o)
+static void run_ch11_bench(const ch11_options *o)
 {
     ch11_config cfg[64];
     static double torch[64][2];
@@ -405,10 +411,10 @@ int main(int argc, char **argv)
     ch11_options o = ch11_defaults();
     parse_ch11_options(argc, argv, &o);
     if (o.seq_k == 0) o.seq_k = o.seq;
-    if (o.bench) { run_bench(&o); finish_stdout(CH11_PROGRAM); return 0; }
+    if (o.bench) { run_ch11_bench(&o); finish_stdout(CH11_PROGRAM); return 0; }
     report *r = report_new(CH11_PROGRAM, o.json);
     if (o.q_path || o.k_path || o.v_path || o.out_path) run_ch11_on_files(&o, r);
-    else run_receipts(&o, r);
+    else run_ch11_receipts(&o, r);
     report_finish(r, stdout);
     return 0;
 }
