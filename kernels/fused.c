@@ -15,12 +15,13 @@
 #include "fused.h"
 void blas_use_known_kernels(char **argv)
 {
-    if (getenv("OPENBLAS_CORETYPE") || strcmp(openblas_get_corename(), "Prescott") != 0)
-        return;
-    __builtin_cpu_init();
-    const char *family = __builtin_cpu_supports("avx512f") ? "SkylakeX"
-                       : __builtin_cpu_supports("avx2") ? "Haswell" : NULL;
-    if (!family || setenv("OPENBLAS_CORETYPE", family, 1) != 0) return;
+    static const char *const family[] = { "Prescott", "Haswell", "SkylakeX" };
+    if (getenv("OPENBLAS_CORETYPE")) return;
+    const fa_isa widest = fa_isa_widest(NULL);
+    const bool capped = widest < FA_ISA_AVX512 && fa_isa_on_cpu((fa_isa)(widest + 1)),
+               fallback = strcmp(openblas_get_corename(), "Prescott") == 0;
+    if (!capped && !(fallback && widest > FA_ISA_SCALAR)) return;
+    if (setenv("OPENBLAS_CORETYPE", family[widest], 1) != 0) return;
     fflush(NULL);
     execv("/proc/self/exe", argv);
 }
@@ -211,14 +212,16 @@ static fused_isa_copy copy_for(fused_isa isa)
 }
 bool fused_isa_available(fused_isa isa)
 {
-    if (isa == FUSED_ISA_AUTO) return true;
+    if (isa == FUSED_ISA_AUTO) return vexp_best_isa() != VEXP_ISA_SCALAR;
     return vexp_isa_available(isa == FUSED_ISA_AVX512 ? VEXP_ISA_AVX512 : VEXP_ISA_AVX2);
 }
 
 fused_isa fused_isa_chosen(fused_isa wanted)
 {
     if (wanted != FUSED_ISA_AUTO) return wanted;
-    return vexp_best_isa() == VEXP_ISA_AVX512 ? FUSED_ISA_AVX512 : FUSED_ISA_AVX2;
+    const vexp_isa best = vexp_best_isa();
+    return best == VEXP_ISA_AVX512 ? FUSED_ISA_AVX512
+         : best == VEXP_ISA_AVX2 ? FUSED_ISA_AVX2 : FUSED_ISA_AUTO;
 }
 
 const char *fused_isa_name(fused_isa isa)
@@ -407,6 +410,9 @@ void attention_fused(const attn_params *p, const float *q, const float *k,
                      attn_counts *counts)
 {
     require_params(p, "attention_fused");
+    if (!fused_isa_available(cfg->isa))
+        die_line("attention_fused: no %s copy here (not on this CPU, or above FA_ISA=%s)",
+                 fused_isa_name(cfg->isa), fa_isa_name(fa_isa_cap(NULL)));
     fused_job job = { .p = p, .q = q, .k = k, .v = v, .o = o,
                       .isa = copy_for(fused_isa_chosen(cfg->isa)),
                       .count_only = cfg->count_only };

@@ -19,7 +19,7 @@ void attention_naive_blas(const attn_params *p, const float *q, const float *k,
 void count_naive_head(attn_counts *c, const attn_params *p);
 typedef enum { FUSED_ISA_AUTO, FUSED_ISA_AVX2, FUSED_ISA_AVX512 } fused_isa;
 bool        fused_isa_available(fused_isa isa);
-fused_isa   fused_isa_chosen(fused_isa wanted);   /* AUTO: the widest available */
+fused_isa   fused_isa_chosen(fused_isa wanted);   /* AUTO: the widest available (AUTO: none) */
 const char *fused_isa_name(fused_isa isa);
 typedef struct {
     int       threads;      /* >= 1                                      */

@@ -67,11 +67,14 @@ int gpu_backward_cuda(const attn_params *p, const float *q, const float *k,
 
 /* exact[0..2] (caller's, double): dq, dk, dv by chapter 9's finite differences;
    naive_error, flash_error: chapter 9's float32 backwards' max errors against
-   them; bound: what the GPU backward's may be, twice the larger and at least an
-   ulp of the largest exact element. Slow: for small problems */
+   them, for comparison; bound: what the GPU backward's max errors may be, from
+   the error analysis of its arithmetic (any summation order). Slow: small problems */
 void gpu_backward_reference(const attn_params *p, const float *q, const float *k,
                             const float *v, const float *dout, double *const exact[3],
                             double naive_error[3], double flash_error[3], double bound[3]);
+/* the bound alone: the largest first-order error bound of dq, dk, dv */
+void gpu_backward_bound(const attn_params *p, const float *q, const float *k,
+                        const float *v, const float *dout, double bound[3]);
 
 /* what the fused kernel's error may be: twice the larger of naive_error (the
    naive kernel's) and chapter 4's tiled kernel's in 16 x 32 tiles, and at least

@@ -231,6 +231,128 @@ double gpu_bf16_naive_error(const attn_params *p, const float *q, const float *k
     return worst;
 }
 
+#define BWD_U 0x1p-24                /* float32's unit roundoff */
+#define BWD_EPS (4 * BWD_U)          /* expf, logf: two ulps */
+static double gamma_n(double n) { return n * BWD_U / (1 - n * BWD_U); }
+typedef struct {
+    double *s, *es, *prob, *omega;   /* nk each */
+    double *o, *eo;                  /* d each */
+    double m, lse, lse_err, dsum, edsum;
+} bwd_row_bound;
+
+static void bound_row_forward(const attn_params *p, const float *q, const float *k,
+                              const float *v, size_t i, bwd_row_bound *r)
+{
+    r->m = -INFINITY;
+    for (size_t j = 0; j < p->nk; j++) {
+        double s = 0.0, size = 0.0;
+        for (size_t c = 0; c < p->d; c++) {
+            s += (double)q[c] * k[j * p->d + c];
+            size += fabs((double)q[c] * k[j * p->d + c]);
+        }
+        r->s[j] = attn_visible(p, i, j) ? s * p->scale : -INFINITY;
+        r->es[j] = gamma_n((double)p->d + 1) * p->scale * size;
+        r->m = fmax(r->m, r->s[j]);
+    }
+    if (r->m == -INFINITY) return;                      /* a row that sees no key */
+    double sum = 0.0;
+    for (size_t j = 0; j < p->nk; j++) {
+        r->prob[j] = exp(r->s[j] - r->m);                 /* 0 for a hidden key */
+        sum += r->prob[j];
+        r->omega[j] = r->prob[j] == 0.0 ? 0.0
+                    : r->es[j] + ((double)p->nk + 2) * (BWD_EPS + 2 * BWD_U) + BWD_U * (r->m - r->s[j]);
+    }
+    for (size_t j = 0; j < p->nk; j++) r->prob[j] /= sum;
+    r->lse = r->m + log(sum);
+    r->lse_err = gamma_n((double)p->nk) + BWD_EPS * log(sum) + BWD_U * fabs(r->lse);
+    for (size_t j = 0; j < p->nk; j++) r->lse_err += r->prob[j] * r->omega[j];
+    for (size_t c = 0; c < p->d; c++) {
+        double o = 0.0, size = 0.0, moved = 0.0;
+        for (size_t j = 0; j < p->nk; j++) o += r->prob[j] * v[j * p->d + c];
+        for (size_t j = 0; j < p->nk; j++) {
+            size += r->prob[j] * fabs(v[j * p->d + c]);
+            moved += r->prob[j] * r->omega[j] * fabs(v[j * p->d + c] - o);
+        }
+        r->o[c] = o;
+        r->eo[c] = moved + gamma_n((double)p->nk + 1) * size
+                 + (gamma_n((double)p->nk) + BWD_U) * fabs(o);
+    }
+}
+
+static void bound_row_dsum(const attn_params *p, const float *dout, bwd_row_bound *r)
+{
+    double size = 0.0;
+    r->dsum = r->edsum = 0.0;
+    for (size_t c = 0; c < p->d; c++) {
+        r->dsum += dout[c] * r->o[c];
+        size += fabs(dout[c] * r->o[c]);
+        r->edsum += fabs(dout[c]) * r->eo[c];
+    }
+    r->edsum += gamma_n((double)p->d) * size;
+}
+
+static double bound_pair(const attn_params *p, const float *dout, const float *v,
+                         const bwd_row_bound *r, size_t j, double *ds, double *pi)
+{
+    double dp = 0.0, size = 0.0;
+    for (size_t c = 0; c < p->d; c++) {
+        dp += (double)dout[c] * v[j * p->d + c];
+        size += fabs((double)dout[c] * v[j * p->d + c]);
+    }
+    *pi = r->es[j] + r->lse_err + BWD_U * fabs(r->s[j] - r->lse) + BWD_EPS;
+    *ds = r->prob[j] * (dp - r->dsum);
+    return r->prob[j] * ((*pi + 2 * BWD_U) * fabs(dp - r->dsum)
+                         + gamma_n((double)p->d) * size + r->edsum);
+}
+
+static void bound_row_gradients(const attn_params *p, const float *q, const float *k,
+                                const float *v, const float *dout, const bwd_row_bound *r,
+                                double *edq, double *edk, double *edv)
+{
+    for (size_t j = 0; j < p->nk; j++) {
+        if (r->prob[j] == 0.0) continue;
+        double ds, pi;
+        const double eds = bound_pair(p, dout, v, r, j, &ds, &pi);
+        const double tq = eds + gamma_n((double)p->nk + 2) * fabs(ds),
+                     tk = eds + gamma_n((double)p->nq + 2) * fabs(ds),
+                     tv = r->prob[j] * (pi + gamma_n((double)p->nq + 1));
+        for (size_t c = 0; c < p->d; c++) {
+            edq[c] += p->scale * tq * fabs(k[j * p->d + c]);
+            edk[j * p->d + c] += p->scale * tk * fabs(q[c]);
+            edv[j * p->d + c] += tv * fabs(dout[c]);
+        }
+    }
+}
+
+void gpu_backward_bound(const attn_params *p, const float *q, const float *k,
+                        const float *v, const float *dout, double bound[3])
+{
+    const size_t nk = p->nk, d = p->d, heads = p->batch * p->heads;
+    bwd_row_bound r;
+    double *work = fa_alloc(fa_mul(fa_mul(4, nk) + fa_mul(4, d) + fa_mul(2, fa_mul(nk, d)), 8));
+    r.s = work; r.es = r.s + nk; r.prob = r.es + nk; r.omega = r.prob + nk;
+    r.o = r.omega + nk; r.eo = r.o + d;
+    double *edq = r.eo + d, *edk = edq + d, *edv = edk + nk * d;
+    bound[0] = bound[1] = bound[2] = 0.0;
+    for (size_t h = 0; h < heads; h++) {
+        const float *qh = q + h * p->nq * d, *kh = k + h * nk * d, *vh = v + h * nk * d,
+                    *dh = dout + h * p->nq * d;
+        for (size_t e = 0; e < nk * d; e++) edk[e] = edv[e] = 0.0;
+        for (size_t i = 0; i < p->nq; i++) {
+            for (size_t c = 0; c < d; c++) edq[c] = 0.0;
+            bound_row_forward(p, qh + i * d, kh, vh, i, &r);
+            if (r.m == -INFINITY) continue;
+            bound_row_dsum(p, dh + i * d, &r);
+            bound_row_gradients(p, qh + i * d, kh, vh, dh + i * d, &r, edq, edk, edv);
+            for (size_t c = 0; c < d; c++) bound[0] = fmax(bound[0], edq[c]);
+        }
+        for (size_t e = 0; e < nk * d; e++) bound[1] = fmax(bound[1], edk[e]);
+        for (size_t e = 0; e < nk * d; e++) bound[2] = fmax(bound[2], edv[e]);
+    }
+    for (int g = 0; g < 3; g++) bound[g] = 1.01 * bound[g] + 0x1p-30;
+    fa_free(work);
+}
+
 void gpu_backward_reference(const attn_params *p, const float *q, const float *k,
                             const float *v, const float *dout, double *const exact[3],
                             double naive_error[3], double flash_error[3], double bound[3])
@@ -246,11 +368,12 @@ void gpu_backward_reference(const attn_params *p, const float *q, const float *k
     for (int g = 0; g < 3; g++) naive_error[g] = max_abs_diff_fd(grad[g], exact[g], count[g]);
     attention_forward_lse(p, q, k, v, o, lse, 1, NULL);
     attention_backward_flash(p, q, k, v, o, lse, dout, grad[0], grad[1], grad[2], 1, NULL);
+    gpu_backward_bound(p, q, k, v, dout, bound);
     for (int g = 0; g < 3; g++) {
         double top = 0.0;
         for (size_t i = 0; i < count[g]; i++) top = fmax(top, fabs(exact[g][i]));
         flash_error[g] = max_abs_diff_fd(grad[g], exact[g], count[g]);
-        bound[g] = 2 * fmax(fmax(naive_error[g], flash_error[g]), ldexp(top, -23));
+        bound[g] += ldexp(top, -30);
     }
     for (int g = 0; g < 3; g++) fa_free(grad[g]);
     fa_free(probs); fa_free(lse); fa_free(o);

@@ -199,3 +199,46 @@ void options_parse(int argc, char **argv, const char *program, const char *summa
     }
 }
 
+static const char *const FA_ISA_NAMES[] = { "scalar", "avx2", "avx512" };
+
+const char *fa_isa_name(fa_isa isa) { return FA_ISA_NAMES[isa]; }
+
+bool fa_isa_parse(const char *value, fa_isa *cap)
+{
+    if (value == NULL || value[0] == '\0') return *cap = FA_ISA_AVX512, true;
+    for (int i = FA_ISA_SCALAR; i <= FA_ISA_AVX512; i++)
+        if (strcmp(value, FA_ISA_NAMES[i]) == 0) return *cap = (fa_isa)i, true;
+    return false;
+}
+
+fa_isa fa_isa_cap(const char *program)
+{
+    const char *value = getenv("FA_ISA");
+    fa_isa cap;
+    if (!fa_isa_parse(value, &cap))
+        die_usage(program, "FA_ISA must be scalar, avx2 or avx512, not '%s'", value);
+    return cap;
+}
+
+bool fa_isa_on_cpu(fa_isa isa)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_cpu_init();
+    if (isa == FA_ISA_AVX512) return __builtin_cpu_supports("avx512f");
+    if (isa == FA_ISA_AVX2) return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#endif
+    return isa == FA_ISA_SCALAR;
+}
+
+bool fa_isa_allowed(const char *program, fa_isa isa)
+{
+    return isa <= fa_isa_cap(program) && fa_isa_on_cpu(isa);
+}
+
+fa_isa fa_isa_widest(const char *program)
+{
+    fa_isa isa = FA_ISA_AVX512;
+    while (isa > FA_ISA_SCALAR && !fa_isa_allowed(program, isa)) isa--;
+    return isa;
+}
+

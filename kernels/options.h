@@ -22,4 +22,14 @@ void fputs_escaped(const char *text, FILE *f);   /* control characters as \n, \x
 /* flushes standard output; a write error there exits 2 with one line */
 void finish_stdout(const char *program);
 
+typedef enum { FA_ISA_SCALAR, FA_ISA_AVX2, FA_ISA_AVX512 } fa_isa;
+/* VALUE of FA_ISA as a cap: NULL or "" caps nothing (FA_ISA_AVX512); false if unknown */
+bool        fa_isa_parse(const char *value, fa_isa *cap);
+/* the environment's cap; an unknown FA_ISA is one line naming PROGRAM (none if
+   NULL) and exit status 2 */
+fa_isa      fa_isa_cap(const char *program);
+bool        fa_isa_on_cpu(fa_isa isa);      /* AVX2 means AVX2 and FMA; AVX-512, AVX512F */
+bool        fa_isa_allowed(const char *program, fa_isa isa);   /* on the CPU, under the cap */
+fa_isa      fa_isa_widest(const char *program);   /* the widest allowed one */
+const char *fa_isa_name(fa_isa isa);        /* "scalar", "avx2", "avx512": FA_ISA's spelling */
 #endif

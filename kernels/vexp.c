@@ -1,17 +1,10 @@
 /* vexp.c — the array versions of the vectorized exponential.
    Tangled from chapters/ch08_fused_timing.nw. */
+#include <math.h>
 #include "vexp.h"
-bool vexp_isa_available(vexp_isa isa)
-{
-    __builtin_cpu_init();
-    if (isa == VEXP_ISA_AVX512) return __builtin_cpu_supports("avx512f");
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-}
+bool vexp_isa_available(vexp_isa isa) { return fa_isa_allowed(NULL, (fa_isa)isa); }
 
-vexp_isa vexp_best_isa(void)
-{
-    return vexp_isa_available(VEXP_ISA_AVX512) ? VEXP_ISA_AVX512 : VEXP_ISA_AVX2;
-}
+vexp_isa vexp_best_isa(void) { return (vexp_isa)fa_isa_widest(NULL); }
 __attribute__((target("avx512f")))
 static void vexp_array16(const float *x, float *y, size_t n)
 {
@@ -35,5 +28,6 @@ static void vexp_array8(const float *x, float *y, size_t n)
 void vexp_array(vexp_isa isa, const float *x, float *y, size_t n)
 {
     if (isa == VEXP_ISA_AVX512) vexp_array16(x, y, n);
-    else vexp_array8(x, y, n);
+    else if (isa == VEXP_ISA_AVX2) vexp_array8(x, y, n);
+    else for (size_t i = 0; i < n; i++) y[i] = expf(x[i]);
 }

@@ -5,6 +5,7 @@
 #include <immintrin.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include "options.h"   /* fa_isa, the FA_ISA cap */
 #define VEXP_INLINE static inline __attribute__((always_inline))
 #define VEXP_LOWEST  (-104.0f)   /* e^x rounds to 0 below about -103.97     */
 #define VEXP_HIGHEST   88.8f     /* e^x overflows above about 88.72         */
@@ -54,9 +55,10 @@ VEXP_INLINE __attribute__((target("avx2,fma"))) __m256 vexp8(__m256 x)
     const __m256 f2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(k2, bias), 23));
     return _mm256_mul_ps(_mm256_mul_ps(p, f1), f2);
 }
-typedef enum { VEXP_ISA_AVX2, VEXP_ISA_AVX512 } vexp_isa;
-bool     vexp_isa_available(vexp_isa isa);
-vexp_isa vexp_best_isa(void);    /* AVX-512 when the CPU has it, else AVX2 */
+typedef enum { VEXP_ISA_SCALAR = FA_ISA_SCALAR, VEXP_ISA_AVX2 = FA_ISA_AVX2,
+               VEXP_ISA_AVX512 = FA_ISA_AVX512 } vexp_isa;
+bool     vexp_isa_available(vexp_isa isa);   /* on the CPU and under FA_ISA */
+vexp_isa vexp_best_isa(void);    /* the widest available */
 /* y[i] = e^x[i] for i < n (y may be x) */
 void     vexp_array(vexp_isa isa, const float *x, float *y, size_t n);
 #endif

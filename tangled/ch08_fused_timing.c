@@ -83,7 +83,9 @@ static fused_config config_of(const ch08_options *o, int threads)
     else if (strcmp(o->isa, "auto") != 0)
         die_usage(CH08_PROGRAM, "--isa must be auto, avx2 or avx512, not '%s'", o->isa);
     if (!fused_isa_available(cfg.isa))
-        die_usage(CH08_PROGRAM, "this CPU has no %s", fused_isa_name(cfg.isa));
+        die_usage(CH08_PROGRAM, "the fused kernel has no %s copy here (the CPU lacks it, "
+                  "or FA_ISA=%s caps it)", cfg.isa == FUSED_ISA_AUTO ? "AVX2 or AVX-512"
+                  : fused_isa_name(cfg.isa), fa_isa_name(fa_isa_cap(CH08_PROGRAM)));
     return cfg;
 }
 typedef enum { KERNEL_NAIVE, KERNEL_TILED, KERNEL_FUSED } ch08_kernel;
@@ -749,6 +751,7 @@ int main(int argc, char **argv)
 {
     ch08_options o = ch08_defaults();
     parse_ch08_options(argc, argv, &o);
+    fa_isa_cap(CH08_PROGRAM);      /* a wrong FA_ISA stops here */
     #ifndef main
     blas_use_known_kernels(argv);
     #endif

@@ -656,6 +656,7 @@ int main(int argc, char **argv)
 {
     ch09_options o = ch09_defaults();
     parse_ch09_options(argc, argv, &o);
+    fa_isa_cap(PROGRAM);           /* a wrong FA_ISA stops here */
 #ifndef main
     blas_use_known_kernels(argv);
 #endif

@@ -572,7 +572,7 @@ Test(receipts, backward_of_the_default_run)
     cr_expect(json_fact_is(json, "bwd_atomics", fmt_int(expect, (long long)want[2].atomics)));
     char *ratio = json_fact(json, "bwd_worst_ratio");
     cr_assert_not_null(ratio);
-    cr_expect(strtod(ratio, NULL) <= 2.0, "bwd_worst_ratio = %s", ratio);
+    cr_expect(strtod(ratio, NULL) <= 1.0, "bwd_worst_ratio = %s", ratio);
     free(ratio);
     free(json);
 }

@@ -934,6 +934,54 @@ Test(options, ranges_flags_and_positionals_are_checked)
                        "prog: error: unexpected argument 'q.npy'\n");
 }
 
+Test(isa_cap, parses_the_three_names_and_nothing_else)
+{
+    fa_isa cap = FA_ISA_SCALAR;
+    cr_assert(fa_isa_parse(NULL, &cap) && cap == FA_ISA_AVX512);
+    cr_assert(fa_isa_parse("", &cap) && cap == FA_ISA_AVX512);
+    for (int i = FA_ISA_SCALAR; i <= FA_ISA_AVX512; i++) {
+        cr_assert(fa_isa_parse(fa_isa_name((fa_isa)i), &cap));
+        cr_assert_eq(cap, (fa_isa)i);
+    }
+    cr_assert_not(fa_isa_parse("AVX2", &cap));
+    cr_assert_not(fa_isa_parse("sse", &cap));
+    cr_assert_not(fa_isa_parse("avx2 ", &cap));
+}
+
+static void print_widest_under(void *value)
+{
+    setenv("FA_ISA", value, 1);
+    printf("%s", fa_isa_name(fa_isa_widest("prog")));
+}
+
+static fa_isa widest_on_cpu(void)
+{
+    return fa_isa_on_cpu(FA_ISA_AVX512) ? FA_ISA_AVX512
+         : fa_isa_on_cpu(FA_ISA_AVX2) ? FA_ISA_AVX2 : FA_ISA_SCALAR;
+}
+
+Test(isa_cap, the_widest_path_never_exceeds_the_cap_or_the_processor)
+{
+    static const char *const values[] = { "", "scalar", "avx2", "avx512" };
+    for (int i = 0; i < 4; i++) {
+        captured c = run_captured(print_widest_under, (void *)values[i]);
+        fa_isa cap, want = widest_on_cpu();
+        cr_assert(fa_isa_parse(values[i], &cap));
+        if (want > cap) want = cap;
+        cr_assert_eq(c.status, 0);
+        cr_assert_str_eq(c.out, fa_isa_name(want), "FA_ISA='%s'", values[i]);
+    }
+}
+
+Test(isa_cap, an_unknown_value_is_a_usage_error)
+{
+    captured c = run_captured(print_widest_under, (void *)"avx1024");
+    cr_assert_eq(c.status, 2);
+    cr_assert_str_eq(c.err, "prog: error: FA_ISA must be scalar, avx2 or avx512, "
+                            "not 'avx1024'\n");
+    cr_assert_str_eq(c.out, "");
+}
+
 typedef struct { int calls; } call_counter;
 
 static const long sleep_ms[7] = { 1, 1, 200, 3, 1, 4, 2 };
