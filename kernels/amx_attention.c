@@ -30,7 +30,7 @@ typedef struct {
     void (*load_q)(amx_engine_state *, const bf16 *, size_t);
     void (*scores)(amx_engine_state *, const bf16 *, size_t, float *);
     void (*values)(amx_engine_state *, const bf16 *, const bf16 *, size_t, float *);
-    void (*softmax_row)(const float *, uint32_t, float, amx_row *, bf16 *, float *);
+    void (*softmax_row)(const float *, uint32_t, float, vexp_isa, amx_row *, bf16 *, float *);
     bool tiles;                           /* configure and release AMX's tiles */
 } amx_engine;
 #define TILE_ZERO(t) _tile_zero(t)
@@ -219,9 +219,10 @@ static void vdp_emu_values(amx_engine_state *e, const bf16 *p, const bf16 *vb, s
         }
 }
 __attribute__((target("avx512f,avx512bf16")))
-static void softmax_row_hw(const float *s, uint32_t visible, float scale, amx_row *row,
-                           bf16 *p, float *alpha)
+static void softmax_row_hw(const float *s, uint32_t visible, float scale, vexp_isa isa,
+                           amx_row *row, bf16 *p, float *alpha)
 {
+    (void)isa;
     const __m512 inf = _mm512_set1_ps(-INFINITY);
     __m512 x0 = _mm512_mul_ps(_mm512_loadu_ps(s), _mm512_set1_ps(scale));
     __m512 x1 = _mm512_mul_ps(_mm512_loadu_ps(s + 16), _mm512_set1_ps(scale));
@@ -241,8 +242,8 @@ static void softmax_row_hw(const float *s, uint32_t visible, float scale, amx_ro
                                              _mm512_add_ps(p0, p1)));
     row->m = m_new;
 }
-static void softmax_row_emu(const float *s, uint32_t visible, float scale, amx_row *row,
-                            bf16 *p, float *alpha)
+static void softmax_row_emu(const float *s, uint32_t visible, float scale, vexp_isa isa,
+                            amx_row *row, bf16 *p, float *alpha)
 {
     float x[33], mx = -INFINITY;
     for (int j = 0; j < 32; j++) {
@@ -252,7 +253,7 @@ static void softmax_row_emu(const float *s, uint32_t visible, float scale, amx_r
     const float m_new = max_of(row->m, mx), base = m_new == -INFINITY ? 0.0f : m_new;
     for (int j = 0; j < 32; j++) x[j] -= base;
     x[32] = row->m - base;
-    vexp_array(VEXP_ISA_AVX2, x, x, 33);
+    vexp_array(isa, x, x, 33);
     *alpha = x[32];
     for (int j = 0; j < 32; j++) p[j] = bf16_round(x[j]);
     for (int t = 0; t < 16; t++)
@@ -320,6 +321,7 @@ typedef struct amx_job {
     float *o;
     bf16 *packed_k, *packed_v;
     size_t heads, items;
+    vexp_isa exp_isa;                        /* the emulation's exponential */
     atomic_size_t next;
     int phase;                               /* 0: pack, 1: attend */
 } amx_job;
@@ -364,7 +366,7 @@ static void do_slice(const amx_job *job, amx_workspace *w, size_t head, size_t q
         job->engine->scores(&w->engine, kb, sh->chunks, w->s);
         for (size_t r = 0; r < AMX_TILE_ROWS; r++)
             job->engine->softmax_row(w->s + r * 32, visible_keys(job, kind, q0 + r, 32 * b), job->p->scale,
-                                     &w->row[r], w->p + r * 32, &w->alpha[r]);
+                                     job->exp_isa, &w->row[r], w->p + r * 32, &w->alpha[r]);
         job->engine->values(&w->engine, w->p, vb, sh->dpad, w->pv);
         add_block_values(w->o, w->pv, w->alpha, sh->dpad);
     }
@@ -408,7 +410,8 @@ void attention_bf16(amx_kernel kernel, const attn_params *p, const float *q, con
                     const float *v, float *o, int threads, amx_counts *counts)
 {
     amx_job job = { .p = p, .engine = &ENGINES[kernel], .shape = amx_shape_of(p), .q = q,
-                    .k = k, .v = v, .o = o, .heads = p->batch * p->heads };
+                    .k = k, .v = v, .o = o, .heads = p->batch * p->heads,
+                    .exp_isa = vexp_best_isa() };
     threads = threads < 1 ? 1 : threads > AMX_MAX_THREADS ? AMX_MAX_THREADS : threads;
     char why[160] = "";
     if (kernel == AMX_KERNEL_AMX && !amx_available(why)) die_line("the AMX kernel cannot run: %s", why);

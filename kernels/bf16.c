@@ -97,8 +97,7 @@ bool amx_available(char why[160])
 }
 bool bf16_isa_allowed(void)
 {
-    const char *isa = getenv("FA_ISA");
-    return !isa || !*isa || strcmp(isa, "avx512") == 0 || strcmp(isa, "auto") == 0;
+    return fa_isa_cap(NULL) == FA_ISA_AVX512;
 }
 __attribute__((target("avx512f,avx512bf16")))
 void bf16_hw_round32(const float *x, bf16 *out)

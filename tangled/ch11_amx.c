@@ -410,6 +410,7 @@ int main(int argc, char **argv)
 {
     ch11_options o = ch11_defaults();
     parse_ch11_options(argc, argv, &o);
+    fa_isa_cap(CH11_PROGRAM);
     if (o.seq_k == 0) o.seq_k = o.seq;
     if (o.bench) { run_ch11_bench(&o); finish_stdout(CH11_PROGRAM); return 0; }
     report *r = report_new(CH11_PROGRAM, o.json);
