@@ -28,6 +28,7 @@ typedef struct {
 } head_view;
 typedef struct {
     float *p, *ds;      /* block_q x block_k each */
+    float *kt, *vt;     /* the key block's K and V, transposed: d x block_k each */
     float *dsum;        /* D = rowsum(dO o O), one per query row */
 } bwd_workspace;
 typedef void head_fn(const attn_params *p, const head_tensors *t, size_t h,
@@ -39,6 +40,7 @@ typedef struct {
     void *(*workspace_new)(const attn_params *p);     /* NULL: no workspace */
     void (*workspace_free)(void *workspace);
 } head_job;
+#define BW_UNROLL _Pragma("GCC unroll 16")
 static size_t bwd_min(size_t a, size_t b) { return a < b ? a : b; }
 static void run_heads(const head_job *job, int threads, bwd_counts *counts);
 static bool count_bwd_tile(bwd_counts *counts, attn_tile_kind kind);
@@ -64,13 +66,20 @@ static void tile_product(bool a_t, bool b_t, size_t m, size_t n, size_t k, float
                 a, (int)lda, b, (int)ldb, beta, c, (int)ldc);
     counts->matmul_flops += 2.0 * (double)m * (double)n * (double)k;
 }
+static void mask_tile(const attn_params *p, size_t q0, size_t rows, size_t k0, size_t cols,
+                      float *s);
 static void bwd_score_tile(const attn_params *p, const float *qb, const float *kb,
                        size_t q0, size_t rows, size_t k0, size_t cols,
                        attn_tile_kind kind, float *s, bwd_counts *counts)
 {
     tile_product(false, true, rows, cols, p->d, p->scale, qb, p->d, kb, p->d,
                  0.0f, s, cols, counts);
-    if (kind != ATTN_TILE_MASKED) return;
+    if (kind == ATTN_TILE_MASKED) mask_tile(p, q0, rows, k0, cols, s);
+}
+
+static void mask_tile(const attn_params *p, size_t q0, size_t rows, size_t k0, size_t cols,
+                      float *s)
+{
     for (size_t r = 0; r < rows; r++)
         for (size_t j = 0; j < cols; j++)
             if (!attn_visible(p, q0 + r, k0 + j)) s[r * cols + j] = -INFINITY;
@@ -84,6 +93,87 @@ static void softmax_backward_row(const float *restrict prob, float *restrict dp,
 static float row_dot(const float *a, const float *b, size_t n)
 {
     return cblas_sdot((int)n, a, 1, b, 1);
+}
+#if defined(__AVX512F__)
+#include <immintrin.h>
+typedef __m512 bw_vec;
+enum { BW_LANES = 16, BW_VECS = 4 };
+#define BW_OP(op) _mm512_##op
+#define BW_IN_REGISTER(x) __asm__("" : "+v"(x))
+#elif defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+typedef __m256 bw_vec;
+enum { BW_LANES = 8, BW_VECS = 2 };
+#define BW_OP(op) _mm256_##op
+#define BW_IN_REGISTER(x) __asm__("" : "+v"(x))
+#else
+typedef float bw_vec;
+enum { BW_LANES = 1, BW_VECS = 4 };
+#define BW_OP(op) bw1_##op
+#define BW_IN_REGISTER(x) (void)(x)
+static inline float bw1_loadu_ps(const float *p) { return *p; }
+static inline void bw1_storeu_ps(float *p, float x) { *p = x; }
+static inline float bw1_set1_ps(float x) { return x; }
+static inline float bw1_setzero_ps(void) { return 0.0f; }
+static inline float bw1_fmadd_ps(float a, float b, float c) { return fmaf(a, b, c); }
+static inline float bw1_mul_ps(float a, float b) { return a * b; }
+#endif
+enum { BW_ROWS = 4 };
+static inline __attribute__((always_inline)) void
+reg_tile(size_t kdim, const float *a, size_t ars, size_t ats, const float *b, size_t ldb,
+         float *c, size_t ldc, float alpha, bool add)
+{
+    bw_vec acc[BW_ROWS][BW_VECS];
+    BW_UNROLL for (int r = 0; r < BW_ROWS; r++)
+        BW_UNROLL for (int v = 0; v < BW_VECS; v++) acc[r][v] = BW_OP(setzero_ps)();
+    for (size_t t = 0; t < kdim; t++) {
+        bw_vec bv[BW_VECS];
+        BW_UNROLL for (int v = 0; v < BW_VECS; v++) {
+            bv[v] = BW_OP(loadu_ps)(b + t * ldb + v * BW_LANES);
+            BW_IN_REGISTER(bv[v]);
+        }
+        BW_UNROLL for (int r = 0; r < BW_ROWS; r++) {
+            const bw_vec x = BW_OP(set1_ps)(a[r * ars + t * ats]);
+            BW_UNROLL for (int v = 0; v < BW_VECS; v++) acc[r][v] = BW_OP(fmadd_ps)(x, bv[v], acc[r][v]);
+        }
+    }
+    const bw_vec al = BW_OP(set1_ps)(alpha);
+    BW_UNROLL for (int r = 0; r < BW_ROWS; r++)
+        BW_UNROLL for (int v = 0; v < BW_VECS; v++) {
+            float *to = c + r * ldc + v * BW_LANES;
+            BW_OP(storeu_ps)(to, add ? BW_OP(fmadd_ps)(al, acc[r][v], BW_OP(loadu_ps)(to))
+                                     : BW_OP(mul_ps)(al, acc[r][v]));
+        }
+}
+static void scalar_tile(size_t rows, size_t cols, size_t kdim, const float *a, size_t ars,
+                        size_t ats, const float *b, size_t ldb, float *c, size_t ldc,
+                        float alpha, bool add)
+{
+    for (size_t r = 0; r < rows; r++)
+        for (size_t j = 0; j < cols; j++) {
+            float sum = 0.0f;
+            for (size_t t = 0; t < kdim; t++) sum = fmaf(a[r * ars + t * ats], b[t * ldb + j], sum);
+            c[r * ldc + j] = add ? fmaf(alpha, sum, c[r * ldc + j]) : alpha * sum;
+        }
+}
+static void reg_product(size_t rows, size_t cols, size_t kdim, const float *a, size_t ars,
+                        size_t ats, const float *b, size_t ldb, float *c, size_t ldc,
+                        float alpha, bool add, bwd_counts *counts)
+{
+    const size_t step = BW_VECS * BW_LANES;
+    const size_t fr = rows / BW_ROWS * BW_ROWS, fc = cols / step * step;
+    for (size_t r = 0; r < fr; r += BW_ROWS)
+        for (size_t j = 0; j < fc; j += step)
+            reg_tile(kdim, a + r * ars, ars, ats, b + j, ldb, c + r * ldc + j, ldc, alpha, add);
+    scalar_tile(fr, cols - fc, kdim, a, ars, ats, b + fc, ldb, c + fc, ldc, alpha, add);
+    scalar_tile(rows - fr, cols, kdim, a + fr * ars, ars, ats, b, ldb, c + fr * ldc, ldc,
+                alpha, add);
+    counts->matmul_flops += 2.0 * (double)rows * (double)cols * (double)kdim;
+}
+static void pack_transposed(const float *x, size_t cols, size_t d, float *xt)
+{
+    for (size_t j = 0; j < cols; j++)
+        for (size_t c = 0; c < d; c++) xt[c * cols + j] = x[j * d + c];
 }
 static void forward_query_block(const attn_params *p, const float *q, const float *k,
                                 const float *v, size_t q0, size_t rows,
@@ -229,6 +319,8 @@ static void flash_key_block(const attn_params *p, const head_view *hv, size_t k0
 {
     memset(hv->dk + k0 * p->d, 0, cols * p->d * sizeof(float));
     memset(hv->dv + k0 * p->d, 0, cols * p->d * sizeof(float));
+    pack_transposed(hv->k + k0 * p->d, cols, p->d, w->kt);
+    pack_transposed(hv->v + k0 * p->d, cols, p->d, w->vt);
     for (size_t q0 = 0; q0 < p->nq; q0 += p->block_q) {
         const size_t rows = bwd_min(p->block_q, p->nq - q0);
         const attn_tile_kind kind = attn_tile_classify(p, q0, rows, k0, cols);
@@ -242,18 +334,20 @@ static void flash_tile(const attn_params *p, const head_view *hv, size_t q0, siz
 {
     const size_t d = p->d;
     const float *qb = hv->q + q0 * d, *kb = hv->k + k0 * d, *dob = hv->dout + q0 * d;
-    bwd_score_tile(p, qb, kb, q0, rows, k0, cols, kind, w->p, counts);
+    reg_product(rows, cols, d, qb, d, 1, w->kt, cols, w->p, cols, p->scale, false,
+                counts);                                       /* S = s Q K^T */
+    if (kind == ATTN_TILE_MASKED) mask_tile(p, q0, rows, k0, cols, w->p);
     recompute_probabilities(w->p, rows, cols, hv->lse + q0, counts);
-    tile_product(true, false, cols, d, rows, 1.0f, w->p, cols, dob, d, 1.0f,
-                 hv->dv + k0 * d, d, counts);                  /* dV += P^T dO */
-    tile_product(false, true, rows, cols, d, 1.0f, dob, d, hv->v + k0 * d, d, 0.0f,
-                 w->ds, cols, counts);                         /* dP = dO V^T */
+    reg_product(cols, d, rows, w->p, 1, cols, dob, d, hv->dv + k0 * d, d, 1.0f, true,
+                counts);                                       /* dV += P^T dO */
+    reg_product(rows, cols, d, dob, d, 1, w->vt, cols, w->ds, cols, 1.0f, false,
+                counts);                                       /* dP = dO V^T */
     for (size_t r = 0; r < rows; r++)
         softmax_backward_row(w->p + r * cols, w->ds + r * cols, cols, w->dsum[q0 + r]);
-    tile_product(false, false, rows, d, cols, p->scale, w->ds, cols, kb, d, 1.0f,
-                 hv->dq + q0 * d, d, counts);                  /* dQ += s dS K */
-    tile_product(true, false, cols, d, rows, p->scale, w->ds, cols, qb, d, 1.0f,
-                 hv->dk + k0 * d, d, counts);                  /* dK += s dS^T Q */
+    reg_product(rows, d, cols, w->ds, cols, 1, kb, d, hv->dq + q0 * d, d, p->scale, true,
+                counts);                                           /* dQ += s dS K */
+    reg_product(cols, d, rows, w->ds, 1, cols, qb, d, hv->dk + k0 * d, d, p->scale, true,
+                counts);                                           /* dK += s dS^T Q */
 }
 static void recompute_probabilities(float *s, size_t rows, size_t cols, const float *lse,
                                     bwd_counts *counts)
@@ -316,6 +410,8 @@ static void *bwd_workspace_new(const attn_params *p)
     bwd_workspace *w = fa_alloc(sizeof *w);
     w->p = fa_alloc(fa_mul(fa_mul(rows, cols), sizeof(float)));
     w->ds = fa_alloc(fa_mul(fa_mul(rows, cols), sizeof(float)));
+    w->kt = fa_alloc(fa_mul(fa_mul(cols, p->d), sizeof(float)));
+    w->vt = fa_alloc(fa_mul(fa_mul(cols, p->d), sizeof(float)));
     w->dsum = fa_alloc(fa_mul(p->nq, sizeof(float)));
     return w;
 }
@@ -323,7 +419,8 @@ static void *bwd_workspace_new(const attn_params *p)
 static void bwd_workspace_free(void *workspace)
 {
     bwd_workspace *w = workspace;
-    fa_free(w->p); fa_free(w->ds); fa_free(w->dsum); fa_free(w);
+    fa_free(w->p); fa_free(w->ds); fa_free(w->kt); fa_free(w->vt); fa_free(w->dsum);
+    fa_free(w);
 }
 void attention_backward_flash(const attn_params *p, const float *q, const float *k,
                               const float *v, const float *o, const float *lse,

@@ -39,7 +39,7 @@ static size_t float_bytes(size_t count) { return fa_mul(count, sizeof(float)); }
 static size_t smaller(size_t a, size_t b) { return a < b ? a : b; }
 static void naive_blas_head(const attn_params *p, const float *q, const float *k,
                             const float *v, float *o, float *s);
-static void mask_scores(const attn_params *p, float *s);
+static void softmax_visible(const attn_params *p, size_t i, float *row);
 static void softmax_row_vexp(float *row, size_t n);
 void attention_naive_blas(const attn_params *p, const float *q, const float *k,
                           const float *v, float *o, int threads, attn_counts *counts)
@@ -63,17 +63,19 @@ static void naive_blas_head(const attn_params *p, const float *q, const float *k
     const int nq = (int)p->nq, nk = (int)p->nk, d = (int)p->d;
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nq, nk, d, p->scale,
                 q, d, k, d, 0.0f, s, nk);
-    mask_scores(p, s);
-    for (size_t i = 0; i < p->nq; i++) softmax_row_vexp(s + i * p->nk, p->nk);
+    for (size_t i = 0; i < p->nq; i++) softmax_visible(p, i, s + i * p->nk);
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nq, d, nk, 1.0f,
                 s, nk, v, d, 0.0f, o, d);
 }
-static void mask_scores(const attn_params *p, float *s)
+static void softmax_visible(const attn_params *p, size_t i, float *row)
 {
-    if (!p->causal && p->window <= 0) return;
-    for (size_t i = 0; i < p->nq; i++)
-        for (size_t j = 0; j < p->nk; j++)
-            if (!attn_visible(p, i, j)) s[i * p->nk + j] = -INFINITY;
+    size_t lo = 0, hi = p->nk;
+    if (p->causal || p->window > 0) hi = smaller(i + 1, p->nk);
+    if (p->window > 0 && i + 1 > (size_t)p->window) lo = i + 1 - (size_t)p->window;
+    if (lo > hi) lo = hi;
+    memset(row, 0, lo * sizeof *row);
+    memset(row + hi, 0, (p->nk - hi) * sizeof *row);
+    softmax_row_vexp(row + lo, hi - lo);
 }
 static void softmax_row_vexp(float *row, size_t n)
 {
@@ -405,6 +407,31 @@ static attn_counts run_workers(fused_job *job, int n)
     fa_free(ids);
     return workers_retire(workers, n);
 }
+static size_t level2_bytes(void)
+{
+    const long bytes = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    return bytes > 0 ? (size_t)bytes : (size_t)1 << 20;   /* unknown: 1 MiB */
+}
+static size_t own_block_q(const attn_params *p, int threads, size_t lanes)
+{
+    const size_t dp = round_up(p->d, lanes), cache = level2_bytes();
+    const size_t heads = p->batch * p->heads, items_wanted = 2 * (size_t)threads;
+    size_t bq = 512;
+    while (bq > 64 && (float_bytes(2 * bq * dp + 2 * FUSED_KEY_TILE * dp) > cache
+                       || bq / 2 >= p->nq
+                       || heads * ((p->nq + bq - 1) / bq) < items_wanted))
+        bq /= 2;
+    return bq;
+}
+attn_params fused_blocks(const attn_params *p, const fused_config *cfg)
+{
+    attn_params b = *p;
+    const size_t lanes = copy_for(fused_isa_chosen(cfg->isa)).lanes;
+    const int threads = cfg->threads < 1 ? 1 : cfg->threads;
+    b.block_q = cfg->block_q ? cfg->block_q : own_block_q(p, threads, lanes);
+    b.block_k = cfg->block_k ? cfg->block_k : FUSED_KEY_TILE;
+    return b;
+}
 void attention_fused(const attn_params *p, const float *q, const float *k,
                      const float *v, float *o, const fused_config *cfg,
                      attn_counts *counts)
@@ -413,18 +440,21 @@ void attention_fused(const attn_params *p, const float *q, const float *k,
     if (!fused_isa_available(cfg->isa))
         die_line("attention_fused: no %s copy here (not on this CPU, or above FA_ISA=%s)",
                  fused_isa_name(cfg->isa), fa_isa_name(fa_isa_cap(NULL)));
-    fused_job job = { .p = p, .q = q, .k = k, .v = v, .o = o,
+    const attn_params blocks = fused_blocks(p, cfg);
+    require_params(&blocks, "attention_fused");
+    fused_job job = { .p = &blocks, .q = q, .k = k, .v = v, .o = o,
                       .isa = copy_for(fused_isa_chosen(cfg->isa)),
                       .count_only = cfg->count_only };
-    fused_item *items = make_items(p, &job.item_count);
+    fused_item *items = make_items(&blocks, &job.item_count);
     job.items = items;
     atomic_init(&job.next, 0);
     const attn_counts total = run_workers(&job, cfg->threads < 1 ? 1 : cfg->threads);
     if (counts) *counts = total;
     fa_free(items);
 }
-size_t attention_fused_bytes(const attn_params *p, const fused_config *cfg)
+size_t attention_fused_bytes(const attn_params *given, const fused_config *cfg)
 {
+    const attn_params chosen = fused_blocks(given, cfg), *p = &chosen;
     const fused_workspace_floats n = workspace_floats(p, copy_for(fused_isa_chosen(cfg->isa)));
     const size_t per_thread = float_bytes(n.qs + n.acc + n.m + n.l + n.kt + n.vp + n.sbuf)
                             + sizeof(fused_worker) + sizeof(pthread_t);

@@ -25,10 +25,12 @@ typedef struct {
     int       threads;      /* >= 1                                      */
     fused_isa isa;          /* FUSED_ISA_AUTO: the widest the CPU has    */
     bool      count_only;   /* walk the blocks and count; compute nothing */
+    size_t    block_q, block_k;  /* 0: the kernel's own choice          */
 } fused_config;
 
 void attention_fused(const attn_params *p, const float *q, const float *k,
                      const float *v, float *o, const fused_config *cfg,
                      attn_counts *counts);
 size_t attention_fused_bytes(const attn_params *p, const fused_config *cfg);
+attn_params fused_blocks(const attn_params *p, const fused_config *cfg);
 #endif

@@ -81,19 +81,23 @@ static void FN(pv_tile)(const float *pbuf, const float *vp, size_t dp, size_t kc
 }
 static void FN(row_group)(const fused_tile *t, size_t r0)
 {
-    int lo[R], hi[R];
+    int lo[R], hi[R], end = 0;
     float alpha[R];
-    const size_t width = (t->kc + NB * W - 1) / (NB * W) * (NB * W);
-    for (int r = 0; r < R; r++) visible_range(t, r0 + (size_t)r, &lo[r], &hi[r]);
+    for (int r = 0; r < R; r++) {
+        visible_range(t, r0 + (size_t)r, &lo[r], &hi[r]);
+        if (hi[r] > lo[r] && hi[r] > end) end = hi[r];
+    }
+    if (end == 0) return;                               /* sees none of these keys */
+    const size_t kc = (size_t)end, width = (kc + NB * W - 1) / (NB * W) * (NB * W);
     for (size_t j0 = 0; j0 < width; j0 += NB * W) {
         V s[R][NB];
         FN(qk_register_tile)(t->qs + r0 * t->dp, t->dp, t->kt + j0, t->d, s);
-        FN(store_scores)(s, t->sbuf, lo, hi, (int)j0, t->needs_mask || j0 + NB * W > t->kc);
+        FN(store_scores)(s, t->sbuf, lo, hi, (int)j0, t->needs_mask || j0 + NB * W > kc);
     }
     for (int r = 0; r < R; r++)
         alpha[r] = FN(softmax_row)(t->sbuf + (size_t)r * FUSED_KEY_TILE, width,
                                    t->m + r0 + (size_t)r, t->l + r0 + (size_t)r);
-    FN(pv_tile)(t->sbuf, t->vp, t->dp, t->kc, t->acc + r0 * t->dp, alpha);
+    FN(pv_tile)(t->sbuf, t->vp, t->dp, kc, t->acc + r0 * t->dp, alpha);
 }
 static void FN(key_tile)(const fused_tile *t)
 {

@@ -32,7 +32,7 @@ static ch08_options ch08_defaults(void)
 {
     return (ch08_options){ .kernel = "fused", .isa = "auto",
                            .recorded = "chapters/recorded/bench.txt",
-                           .block_q = 0, .block_k = 128, .heads = 8, .seq = 1024,
+                           .block_q = 0, .block_k = 0, .heads = 8, .seq = 1024,
                            .dim = 64, .threads = ladder_cpus(), .repeats = 3,
                            .max_seq = 16384, .naive_max_seq = 4096, .tiled_max_seq = 1024 };
 }
@@ -47,8 +47,9 @@ static void parse_ch08_options(int argc, char **argv, ch08_options *o)
         { "causal", OPT_FLAG, &o->causal, 0, 0, NULL, "causal mask, top-left aligned" },
         { "window", OPT_INT, &o->window, 0, 1e9, "W", "sliding window of W keys (implies causal)" },
         { "block-q", OPT_INT, &o->block_q, 0, CH08_MAX_BLOCK, "N",
-          "query rows per work item (0: 128 below n = 4096, 256 from there)" },
-        { "block-k", OPT_INT, &o->block_k, 1, CH08_MAX_BLOCK, "N", "keys per block" },
+          "query rows per block (0: the fused kernel's choice; 128 for the others)" },
+        { "block-k", OPT_INT, &o->block_k, 0, CH08_MAX_BLOCK, "N",
+          "keys per block (0: the fused kernel's choice; 128 for the others)" },
         { "scale", OPT_DOUBLE, &o->scale, 0, 1e12, "S", "score scale (0: 1/sqrt(d))" },
         { "threads", OPT_INT, &o->threads, 1, 1024, "T", "threads of the fused and naive kernels" },
         { "isa", OPT_STRING, &o->isa, 0, 0, "NAME", "auto, avx2 or avx512" },
@@ -77,7 +78,8 @@ static void parse_ch08_options(int argc, char **argv, ch08_options *o)
 }
 static fused_config config_of(const ch08_options *o, int threads)
 {
-    fused_config cfg = { .threads = threads, .isa = FUSED_ISA_AUTO };
+    fused_config cfg = { .threads = threads, .isa = FUSED_ISA_AUTO,
+                         .block_q = (size_t)o->block_q, .block_k = (size_t)o->block_k };
     if (strcmp(o->isa, "avx2") == 0) cfg.isa = FUSED_ISA_AVX2;
     else if (strcmp(o->isa, "avx512") == 0) cfg.isa = FUSED_ISA_AVX512;
     else if (strcmp(o->isa, "auto") != 0)
@@ -115,10 +117,10 @@ static size_t kernel_bytes(ch08_kernel kernel, const attn_params *p, const fused
                             + fa_mul(p->block_q + p->block_k, p->d) + 2 * p->block_q);
     return attention_fused_bytes(p, cfg);
 }
-static size_t block_q_for(const ch08_options *o, size_t n)
+static void tiled_blocks(const ch08_options *o, attn_params *p)
 {
-    if (o->block_q > 0) return (size_t)o->block_q;
-    return n < 4096 ? 128 : 256;
+    p->block_q = o->block_q > 0 ? (size_t)o->block_q : 128;
+    p->block_k = o->block_k > 0 ? (size_t)o->block_k : 128;
 }
 static void run_ch08_on_files(const ch08_options *o, report *r)
 {
@@ -140,8 +142,8 @@ static void run_ch08_on_files(const ch08_options *o, report *r)
 }
 static void apply_ch08_kernel_options(const ch08_options *o, attn_params *p)
 {
-    attn_apply_options(p, o->causal, o->window, (long)block_q_for(o, p->nq), o->block_k,
-                       o->scale);
+    attn_apply_options(p, o->causal, o->window, 128, 128, o->scale);
+    tiled_blocks(o, p);
     const char *problem = attn_params_problem(p);
     if (problem) die_usage(CH08_PROGRAM, "%s", problem);
 }
@@ -162,7 +164,8 @@ attn_counts counted_fused(size_t n, bool causal)
     attn_params p = attn_default(1, COUNT_HEADS, n, n, COUNT_DIM);
     p.causal = causal;
     p.block_q = p.block_k = COUNT_BLOCK;
-    const fused_config cfg = { .threads = 1, .count_only = true };
+    const fused_config cfg = { .threads = 1, .count_only = true,
+                               .block_q = COUNT_BLOCK, .block_k = COUNT_BLOCK };
     attn_counts c = { 0 };
     attention_fused(&p, NULL, NULL, NULL, NULL, &cfg, &c);
     return c;
@@ -228,7 +231,8 @@ static void traffic_run(const ch08_options *o)
     const size_t bytes = floats_bytes(CG_SEQ * CG_DIM);
     float *q = fa_alloc(bytes), *k = fa_alloc(bytes), *v = fa_alloc(bytes), *out = fa_alloc(bytes);
     attn_draw_inputs(&p, 0, q, k, v);
-    const fused_config cfg = config_of(o, 1);
+    fused_config cfg = config_of(o, 1);
+    cfg.block_q = cfg.block_k = COUNT_BLOCK;
     run_kernel(kernel_of(o->traffic_run), &p, q, k, v, out, &cfg);
     fa_free(q); fa_free(k); fa_free(v); fa_free(out);
 }
@@ -307,21 +311,28 @@ static timing time_kernel(ch08_kernel kernel, const attn_params *p, const tensor
     t.median = median_of(seconds, (size_t)n);
     return t;
 }
-typedef struct { const char *name, *key; ch08_kernel kernel; bool all_threads; } rung;
+typedef struct {
+    const char *name, *key;
+    ch08_kernel kernel;
+    bool all_threads;
+    fused_isa isa;            /* FUSED_ISA_AUTO: the program's --isa */
+    size_t block;             /* 0: the kernel's own blocks */
+} rung;
 static const rung RUNGS[] = {
-    { "naive, OpenBLAS", "naive_1", KERNEL_NAIVE, false },
-    { "naive, OpenBLAS", "naive_all", KERNEL_NAIVE, true },
-    { "tiled, chapter 4", "tiled_1", KERNEL_TILED, false },
-    { "fused", "fused_1", KERNEL_FUSED, false },
-    { "fused", "fused_all", KERNEL_FUSED, true },
+    { "naive, OpenBLAS", "naive_1", KERNEL_NAIVE, false, FUSED_ISA_AUTO, 0 },
+    { "naive, OpenBLAS", "naive_all", KERNEL_NAIVE, true, FUSED_ISA_AUTO, 0 },
+    { "tiled, chapter 4", "tiled_1", KERNEL_TILED, false, FUSED_ISA_AUTO, 0 },
+    { "fused, AVX2, 64 x 64", "fused_avx2_64", KERNEL_FUSED, false, FUSED_ISA_AVX2, 64 },
+    { "fused, AVX2", "fused_avx2", KERNEL_FUSED, false, FUSED_ISA_AVX2, 0 },
+    { "fused", "fused_1", KERNEL_FUSED, false, FUSED_ISA_AUTO, 0 },
+    { "fused", "fused_all", KERNEL_FUSED, true, FUSED_ISA_AUTO, 0 },
 };
 enum { RUNG_COUNT = sizeof RUNGS / sizeof RUNGS[0] };
 static attn_params ladder_params(const ch08_options *o)
 {
     attn_params p = attn_default(1, (size_t)o->heads, (size_t)o->seq, (size_t)o->seq,
                                  (size_t)o->dim);
-    p.block_q = block_q_for(o, p.nq);
-    p.block_k = (size_t)o->block_k;
+    tiled_blocks(o, &p);
     return p;
 }
 
@@ -348,7 +359,9 @@ static rung_point ladder_row(table *t, report *r, const ch08_options *o,
                                const rung *g, const ladder_profile *machine)
 {
     const int threads = g->all_threads ? (int)o->threads : 1;
-    const fused_config cfg = config_of(o, threads);
+    fused_config cfg = config_of(o, threads);
+    if (g->isa != FUSED_ISA_AUTO) cfg.isa = g->isa;
+    if (g->block) cfg.block_q = cfg.block_k = g->block;
     const attn_counts c = g->kernel == KERNEL_NAIVE
         ? run_kernel(KERNEL_NAIVE, p, qkv[0].data, qkv[1].data, qkv[2].data, out, &cfg)
         : run_kernel(KERNEL_FUSED, p, NULL, NULL, NULL, NULL,
@@ -379,6 +392,14 @@ static void write_roofline(const char *dir, const ladder_profile *m,
                 m->level[l].gbs_all, m->fma_gflops_one, m->fma_gflops_all);
     data_close(f);
 }
+static const char *step_sentence(char *buf, size_t size, double now, double before,
+                                 const char *what, const char *than)
+{
+    const double x = now / before;
+    snprintf(buf, size, "%s ran %.2f times as fast as %s (%s)", what, x, than,
+             x >= 1.05 ? "a gain" : x > 0.95 ? "within the noise of a busy machine" : "a loss");
+    return buf;
+}
 static void ladder_table(report *r, const ch08_options *o, const ladder_profile *machine)
 {
     static const char *const cols[] = { "kernel", "threads", "median s", "min-max s",
@@ -394,7 +415,11 @@ static void ladder_table(report *r, const ch08_options *o, const ladder_profile 
     report_factf(r, "ladder_shape", "1 x %ld x %ld x %ld", o->heads, o->seq, o->dim);
     report_factf(r, "ladder_repeats", "%ld", o->repeats);
     report_factf(r, "intensity_naive", "%.1f", pts[0].intensity);
-    report_factf(r, "intensity_fused", "%.0f", pts[3].intensity);
+    report_factf(r, "intensity_fused", "%.0f", pts[5].intensity);
+    report_fact(r, "step_blocks", step_sentence((char[160]){ 0 }, 160, pts[4].gflops, pts[3].gflops,
+                                                "the kernel's own blocks", "64 x 64 blocks"));
+    report_fact(r, "step_isa", step_sentence((char[160]){ 0 }, 160, pts[5].gflops, pts[4].gflops,
+                                             "the widest copy", "the AVX2 copy"));
     report_fact(r, "isa", fused_isa_name(fused_isa_chosen(config_of(o, 1).isa)));
     if (o->data_dir) write_roofline(o->data_dir, machine, pts);
     fa_free(out);
@@ -482,8 +507,7 @@ static size_t bench_ours(const ch08_options *o, const bench_config *c, const ten
 {
     attn_params p = attn_default(1, BENCH_HEADS, (size_t)c->n, (size_t)c->n, (size_t)c->d);
     p.causal = c->causal;
-    p.block_q = block_q_for(o, p.nq);
-    p.block_k = (size_t)o->block_k;
+    tiled_blocks(o, &p);
     const fused_config cfg = config_of(o, (int)c->threads);
     size_t count = 0;
     for (int k = KERNEL_NAIVE; k <= KERNEL_FUSED; k++) {
@@ -529,10 +553,12 @@ static void run_bench(const ch08_options *o)
     const double peak_all = ladder_fma_gflops((int)o->threads, 1 << 22, 5);
     char model[128];
     ladder_cpu_model(model, sizeof model);
-    printf("# %s: machine %s, %d CPUs; fused kernel %s; blocks %zu (n < 4096) or %zu x %ld;"
-           " %d heads\n", CH08_PROGRAM, model, ladder_cpus(),
-           fused_isa_name(fused_isa_chosen(config_of(o, 1).isa)), block_q_for(o, 512),
-           block_q_for(o, 4096), o->block_k, BENCH_HEADS);
+    const attn_params chosen = fused_blocks(&(attn_params){ .batch = 1, .heads = BENCH_HEADS,
+        .nq = 4096, .nk = 4096, .d = 64 }, &(fused_config){ .threads = 1 });
+    printf("# %s: machine %s, %d CPUs; fused kernel %s; its own blocks (n = 4096, d = 64: "
+           "%zu x %zu); %d heads\n", CH08_PROGRAM, model, ladder_cpus(),
+           fused_isa_name(fused_isa_chosen(config_of(o, 1).isa)), chosen.block_q, chosen.block_k,
+           BENCH_HEADS);
     printf("# %s: fp32 FMA peak %.1f GFLOP/s one core, %.1f all %ld\n", CH08_PROGRAM, peak_one,
            peak_all, o->threads);
     printf("# %s: naive kernel on OpenBLAS with its %s kernels\n", CH08_PROGRAM, blas_kernels());
@@ -563,8 +589,7 @@ static void bench_memory(const ch08_options *o)
 {
     const long n = o->quick && o->max_seq > 4096 ? 4096 : o->max_seq;
     attn_params p = attn_default(1, BENCH_HEADS, (size_t)n, (size_t)n, 64);
-    p.block_q = block_q_for(o, p.nq);
-    p.block_k = (size_t)o->block_k;
+    tiled_blocks(o, &p);
     tensor qkv[3];
     draw_tensors(&p, 0, qkv);
     float *out = fa_alloc(floats_bytes(tensor_count(&qkv[0])));
@@ -704,14 +729,13 @@ enum { MEM_SEQ = 16384 };
 static void report_memory(report *r, const ch08_options *o)
 {
     attn_params p = attn_default(1, COUNT_HEADS, MEM_SEQ, MEM_SEQ, COUNT_DIM);
-    p.block_q = block_q_for(o, p.nq);
-    p.block_k = (size_t)o->block_k;
     const size_t bytes = floats_bytes(COUNT_HEADS * (size_t)MEM_SEQ * COUNT_DIM);
     float *t[4];
     for (int i = 0; i < 4; i++) t[i] = fa_alloc(bytes);
     const size_t before = fa_bytes_live();
     fa_reset_peak();
-    const fused_config cfg = { .threads = (int)o->threads, .count_only = true };
+    fused_config cfg = config_of(o, (int)o->threads);
+    cfg.count_only = true;
     attention_fused(&p, t[0], t[1], t[2], t[3], &cfg, NULL);
     char a[32];
     const double peak = (double)fa_bytes_peak(), tensors = 4.0 * (double)bytes;

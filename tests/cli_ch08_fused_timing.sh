@@ -35,7 +35,7 @@ refuse "q and k of different d" --q "$tmp/c/q.npy" $good
 refuse "--q without --out" --q "$tmp/s/q.npy" --k "$tmp/s/k.npy" --v "$tmp/s/v.npy"
 refuse "an unknown kernel" --q "$tmp/s/q.npy" $good --kernel fast
 refuse "an unknown instruction set" --q "$tmp/s/q.npy" $good --isa sse
-refuse "key block size 0" --q "$tmp/s/q.npy" $good --block-k 0
+refuse "a negative key block size" --q "$tmp/s/q.npy" $good --block-k -1
 refuse "query block size 5000" --q "$tmp/s/q.npy" $good --block-q 5000
 refuse "zero threads" --q "$tmp/s/q.npy" $good --threads 0
 refuse "an unknown option" --q "$tmp/s/q.npy" $good --fast

@@ -8,8 +8,8 @@ static void check_shape(size_t nq, size_t nk, size_t bq, size_t bk)
     p.block_q = bq;
     p.block_k = bk;
     attn_counts walk = { 0 };
-    attention_fused(&p, NULL, NULL, NULL, NULL,
-                    &(fused_config){ .threads = 1, .count_only = true }, &walk);
+    attention_fused(&p, NULL, NULL, NULL, NULL, &(fused_config){ .threads = 1,
+                    .count_only = true, .block_q = bq, .block_k = bk }, &walk);
     const attn_counts mine = fused_counts_closed_form(&p);
     #define SHAPE "nq %zu nk %zu, blocks %zu x %zu", nq, nk, bq, bk
     cr_assert(mine.flops == walk.flops, "hint: flops %g, not %g; " SHAPE, walk.flops, mine.flops);

@@ -35,9 +35,7 @@ static void ch08_problem_free(ch08_problem *t)
 
 static double fused_error(ch08_problem *t, size_t bq, size_t bk, fused_isa isa, int threads)
 {
-    t->p.block_q = bq;
-    t->p.block_k = bk;
-    const fused_config cfg = { .threads = threads, .isa = isa };
+    const fused_config cfg = { .threads = threads, .isa = isa, .block_q = bq, .block_k = bk };
     memset(t->o, 0xff, t->count * 4);                  /* NaN until written */
     attention_fused(&t->p, t->q, t->k, t->v, t->o, &cfg, NULL);
     return max_abs_diff_fd(t->o, t->exact, t->count);
@@ -113,8 +111,8 @@ Test(ch08, fused_bytes_cover_what_a_call_allocates)
     for (size_t s = 0; s < COUNT_OF(shapes); s++)
         for (int threads = 1; threads <= 3; threads += 2) {
             attn_params p = attn_default(2, 3, shapes[s][0], shapes[s][0], shapes[s][1]);
-            p.block_q = shapes[s][2];
-            const fused_config cfg = { .threads = threads, .count_only = true };
+            const fused_config cfg = { .threads = threads, .count_only = true,
+                                       .block_q = shapes[s][2] };
             const size_t before = fa_bytes_live();
             fa_reset_peak();
             attention_fused(&p, NULL, NULL, NULL, NULL, &cfg, NULL);
@@ -163,12 +161,11 @@ Test(ch08, counters_equal_their_formulas)
 Test(ch08, count_only_counts_what_a_real_run_counts)
 {
     ch08_problem t = ch08_problem_new(3, 300, 300, 59, true, 0);
-    t.p.block_q = 50;
-    t.p.block_k = 70;
     attn_counts real = { 0 }, counted = { 0 };
-    attention_fused(&t.p, t.q, t.k, t.v, t.o, &(fused_config){ .threads = 2 }, &real);
-    attention_fused(&t.p, NULL, NULL, NULL, NULL,
-                    &(fused_config){ .threads = 1, .count_only = true }, &counted);
+    attention_fused(&t.p, t.q, t.k, t.v, t.o,
+                    &(fused_config){ .threads = 2, .block_q = 50, .block_k = 70 }, &real);
+    attention_fused(&t.p, NULL, NULL, NULL, NULL, &(fused_config){ .threads = 1,
+                    .count_only = true, .block_q = 50, .block_k = 70 }, &counted);
     cr_expect_eq(real.flops, counted.flops);
     cr_expect_eq(real.k_bytes, counted.k_bytes);
     cr_expect_eq(real.tiles_computed, counted.tiles_computed);
@@ -254,10 +251,10 @@ Test(ch08, receipts_reproduce_the_counted_tables, .timeout = 120)
 static size_t fused_extra_bytes(int threads)
 {
     attn_params p = attn_default(1, 4, 512, 512, 64);
-    p.block_q = 64; p.block_k = 64;
     const size_t before = fa_bytes_live();
     fa_reset_peak();
-    const fused_config cfg = { .threads = threads, .count_only = true };
+    const fused_config cfg = { .threads = threads, .count_only = true,
+                               .block_q = 64, .block_k = 64 };
     attention_fused(&p, NULL, NULL, NULL, NULL, &cfg, NULL);
     return fa_bytes_peak() - before;
 }
