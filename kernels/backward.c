@@ -40,6 +40,12 @@ typedef struct {
     void *(*workspace_new)(const attn_params *p);     /* NULL: no workspace */
     void (*workspace_free)(void *workspace);
 } head_job;
+typedef struct {
+    const float *q, *k, *v, *dout;       /* all heads */
+    float *o, *lse, *dq, *dk, *dv;       /* all heads; lse may be NULL */
+} bwd_head_out;
+typedef struct { double *s, *o, *dq, *dk, *dv; } bwd_exact_work;
+
 #define BW_UNROLL _Pragma("GCC unroll 16")
 static size_t bwd_min(size_t a, size_t b) { return a < b ? a : b; }
 static void run_heads(const head_job *job, int threads, bwd_counts *counts);
@@ -543,3 +549,108 @@ void attention_grad_fd(const attn_params *p, const float *q, const float *k,
     for (int t = 0; t < 3; t++) fa_free(x[t]);
     fa_free(row);
 }
+static bool all_finite(const float *x, size_t n)
+{
+    bool finite = true;
+    for (size_t e = 0; e < n; e++) finite &= isfinite(x[e]);
+    return finite;
+}
+
+static bool head_is_finite(const attn_params *p, const bwd_head_out *t, size_t h)
+{
+    const size_t qn = p->nq * p->d, kn = p->nk * p->d;
+    bool finite = all_finite(t->o + h * qn, qn) && all_finite(t->dq + h * qn, qn)
+               && all_finite(t->dk + h * kn, kn) && all_finite(t->dv + h * kn, kn);
+    for (size_t i = 0; t->lse && finite && i < p->nq; i++)
+        finite = isfinite(t->lse[h * p->nq + i]) || !attn_row_sees_a_key(p, i);
+    return finite;
+}
+
+static double exact_row_forward(const attn_params *p, const bwd_head_out *t, size_t h,
+                                size_t i, bwd_exact_work *w)
+{
+    const size_t d = p->d;
+    const float *qi = t->q + (h * p->nq + i) * d, *k = t->k + h * p->nk * d;
+    double m = -INFINITY, l = 0.0;
+    for (size_t j = 0; j < p->nk; j++) {
+        if (!attn_visible(p, i, j)) continue;
+        double dot = 0.0;
+        for (size_t c = 0; c < d; c++) dot += (double)qi[c] * k[j * d + c];
+        w->s[j] = (double)p->scale * dot;
+        m = isnan(m) || isnan(w->s[j]) ? NAN : fmax(m, w->s[j]);
+    }
+    for (size_t j = 0; j < p->nk; j++)
+        if (attn_visible(p, i, j)) l += (w->s[j] = exp(w->s[j] - m));
+    for (size_t c = 0; c < d; c++) w->o[c] = 0.0;
+    for (size_t j = 0; j < p->nk; j++) {
+        if (!attn_visible(p, i, j)) continue;
+        w->s[j] /= l;
+        for (size_t c = 0; c < d; c++) w->o[c] += w->s[j] * t->v[(h * p->nk + j) * d + c];
+    }
+    return m + log(l);
+}
+
+static void exact_row_backward(const attn_params *p, const bwd_head_out *t, size_t h,
+                               size_t i, bwd_exact_work *w)
+{
+    const size_t d = p->d, nk = p->nk;
+    const float *qi = t->q + (h * p->nq + i) * d, *doi = t->dout + (h * p->nq + i) * d;
+    const float *k = t->k + h * nk * d, *v = t->v + h * nk * d;
+    double dsum = 0.0;
+    for (size_t c = 0; c < d; c++) { dsum += (double)doi[c] * w->o[c]; w->dq[c] = 0.0; }
+    for (size_t j = 0; j < nk; j++) {
+        if (!attn_visible(p, i, j)) continue;
+        double dp = 0.0;
+        for (size_t c = 0; c < d; c++) dp += (double)doi[c] * v[j * d + c];
+        const double ds = w->s[j] * (dp - dsum) * (double)p->scale;
+        for (size_t c = 0; c < d; c++) {
+            w->dv[j * d + c] += w->s[j] * doi[c];
+            w->dq[c] += ds * k[j * d + c];
+            w->dk[j * d + c] += ds * qi[c];
+        }
+    }
+}
+
+static void exact_head(const attn_params *p, const bwd_head_out *t, size_t h,
+                       bwd_exact_work *w)
+{
+    const size_t d = p->d, kn = p->nk * d;
+    for (size_t e = 0; e < kn; e++) w->dk[e] = w->dv[e] = 0.0;
+    for (size_t i = 0; i < p->nq; i++) {
+        const size_t at = (h * p->nq + i) * d;
+        const bool sees = attn_row_sees_a_key(p, i);
+        const double lse = sees ? exact_row_forward(p, t, h, i, w) : -INFINITY;
+        if (sees) exact_row_backward(p, t, h, i, w);
+        for (size_t c = 0; c < d; c++) {
+            t->o[at + c] = sees ? (float)w->o[c] : 0.0f;
+            t->dq[at + c] = sees ? (float)w->dq[c] : 0.0f;
+        }
+        if (t->lse) t->lse[h * p->nq + i] = (float)lse;
+    }
+    for (size_t e = 0; e < kn; e++) {
+        t->dk[h * kn + e] = (float)w->dk[e];
+        t->dv[h * kn + e] = (float)w->dv[e];
+    }
+}
+
+size_t attention_backward_repair(const attn_params *p, const float *q, const float *k,
+                                 const float *v, const float *dout, float *o, float *lse,
+                                 float *dq, float *dk, float *dv)
+{
+    const bwd_head_out t = { q, k, v, dout, o, lse, dq, dk, dv };
+    const size_t kn = fa_mul(p->nk, p->d);
+    bwd_exact_work w = { NULL, NULL, NULL, NULL, NULL };
+    size_t repaired = 0;
+    for (size_t h = 0; h < p->batch * p->heads; h++) {
+        if (head_is_finite(p, &t, h)) continue;
+        if (w.s == NULL)
+            w = (bwd_exact_work){ fa_alloc(fa_mul(p->nk, 8)), fa_alloc(fa_mul(p->d, 8)),
+                                  fa_alloc(fa_mul(p->d, 8)), fa_alloc(fa_mul(kn, 8)),
+                                  fa_alloc(fa_mul(kn, 8)) };
+        exact_head(p, &t, h, &w);
+        repaired++;
+    }
+    fa_free(w.s); fa_free(w.o); fa_free(w.dq); fa_free(w.dk); fa_free(w.dv);
+    return repaired;
+}
+

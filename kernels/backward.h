@@ -39,4 +39,11 @@ void bwd_exp_shifted(float *x, size_t n, float shift);
 void attention_grad_fd(const attn_params *p, const float *q, const float *k,
                        const float *v, const float *dout, double *dq, double *dk,
                        double *dv);
+/* chapter 4's rules for unusual data: every head whose float32 results (o,
+   dq, dk, dv, and lse for the rows that see a key; lse may be NULL) hold a
+   NaN or an infinity is computed again in double over the visible pairs and
+   rounded; returns how many heads */
+size_t attention_backward_repair(const attn_params *p, const float *q, const float *k,
+                                 const float *v, const float *dout, float *o, float *lse,
+                                 float *dq, float *dk, float *dv);
 #endif

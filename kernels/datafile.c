@@ -68,7 +68,8 @@ static int data_sink_close(void *cookie)
     if (failure == 0 && rename(sink->temporary, sink->path) != 0) failure = errno;
     if (failure != 0) {
         unlink(sink->temporary);
-        fprintf(stderr, "error: cannot write %s: ", sink->path);
+        fprintf(stderr, "%s: error: cannot write %s: ", program_invocation_short_name,
+                sink->path);
         fputs_escaped(strerror(failure), stderr);
         fputc('\n', stderr);
     }

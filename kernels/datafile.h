@@ -10,6 +10,6 @@ void  data_close(FILE *f);
 /* creates DIR and its parents, like mkdir -p; exits 2 on failure */
 void  data_directory(const char *dir);
 
-/* prints "error: cannot WHAT PATH: reason" and exits 2 */
+/* prints "PROGRAM: error: cannot WHAT PATH: reason" and exits 2 */
 void data_fail(const char *what, const char *path);
 #endif

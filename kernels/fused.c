@@ -56,6 +56,7 @@ void attention_naive_blas(const attn_params *p, const float *q, const float *k,
     }
     fa_free(s);
     if (counts) *counts = c;
+    attention_repair(p, q, k, v, o);    /* chapter 4's rules for unusual data */
 }
 static void naive_blas_head(const attn_params *p, const float *q, const float *k,
                             const float *v, float *o, float *s)
@@ -79,8 +80,8 @@ static void softmax_visible(const attn_params *p, size_t i, float *row)
 }
 static void softmax_row_vexp(float *row, size_t n)
 {
+    if (n == 0) return;                          /* the mask left no key */
     const float m = block_max(row, n);
-    if (m == -INFINITY) { memset(row, 0, n * sizeof *row); return; }
     for (size_t j = 0; j < n; j++) row[j] -= m;
     vexp_array(vexp_best_isa(), row, row, n);
     float sum = 0.0f;
@@ -305,11 +306,12 @@ static void start_item(const fused_job *job, fused_workspace *w, fused_item it,
     memset(w->acc, 0, rows_pad * dp * sizeof *w->acc);
     for (size_t r = 0; r < rows_pad; r++) { w->m[r] = -INFINITY; w->l[r] = 0.0f; }
 }
-static void finish_item(const fused_workspace *w, size_t rows, size_t d, size_t dp,
-                        float *o)
+static void finish_item(const fused_workspace *w, const attn_params *p, size_t q0,
+                        size_t rows, size_t dp, float *o)
 {
+    const size_t d = p->d;
     for (size_t r = 0; r < rows; r++) {
-        if (w->m[r] == -INFINITY) { memset(o + r * d, 0, d * sizeof *o); continue; }
+        if (!attn_row_sees_a_key(p, q0 + r)) { memset(o + r * d, 0, d * sizeof *o); continue; }
         for (size_t c = 0; c < d; c++) o[r * d + c] = w->acc[r * dp + c] / w->l[r];
     }
 }
@@ -334,7 +336,7 @@ static void run_item(const fused_job *job, fused_workspace *w, fused_item it,
         if (!job->count_only) visit_key_block(job, w, &t, k, v, k0, cols, kind);
     }
     if (!job->count_only)
-        finish_item(w, rows, d, dp, job->o + (it.head * p->nq + it.q0) * d);
+        finish_item(w, p, it.q0, rows, dp, job->o + (it.head * p->nq + it.q0) * p->d);
 }
 typedef struct { fused_job *job; fused_workspace w; attn_counts counts; } fused_worker;
 
@@ -451,6 +453,7 @@ void attention_fused(const attn_params *p, const float *q, const float *k,
     const attn_counts total = run_workers(&job, cfg->threads < 1 ? 1 : cfg->threads);
     if (counts) *counts = total;
     fa_free(items);
+    if (!cfg->count_only) attention_repair(p, q, k, v, o);
 }
 size_t attention_fused_bytes(const attn_params *given, const fused_config *cfg)
 {

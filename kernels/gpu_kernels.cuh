@@ -143,11 +143,11 @@ __global__ void gpu_naive_softmax(gpu_args a)
     for (unsigned j = lane; j < a.nk; j += GPU_WARP) m = fmaxf(m, s[j]);
     m = warp_max(m);
     for (unsigned j = lane; j < a.nk; j += GPU_WARP) {
-        s[j] = m == -INFINITY ? 0.0f : expf(s[j] - m);
+        s[j] = expf(s[j] - m);
         l += s[j];
     }
     l = warp_sum(l);
-    for (unsigned j = lane; j < a.nk; j += GPU_WARP) if (l > 0.0f) s[j] /= l;
+    for (unsigned j = lane; j < a.nk; j += GPU_WARP) s[j] /= l;
 }
 
 __global__ void gpu_naive_output(gpu_args a)
@@ -241,7 +241,7 @@ static __device__ __forceinline__ void finish_row(gpu_args a, const gpu_row_stat
     GPU_UNROLL
     for (unsigned g = 0; g < GPU_SLICES; g++) {
         const unsigned c = lane + g * GPU_WARP;
-        if (c < a.d) out[c] = st->m == -INFINITY ? 0.0f : st->acc[g] / l;
+        if (c < a.d) out[c] = st->acc[g] / l;
     }
 }
 
@@ -729,8 +729,8 @@ static __device__ __forceinline__ void gpu_tc_finish(const gpu_tc_rows *st, gpu_
         for (unsigned n = 0; n < width / 8; n++) {
             const unsigned c = 8 * n + 2 * (lane % 4);
             if (i >= a.nq || c >= a.d) continue;
-            out[(size_t)i * a.d + c] = l > 0.0f ? st->acc[n][2 * h] / l : 0.0f;
-            out[(size_t)i * a.d + c + 1] = l > 0.0f ? st->acc[n][2 * h + 1] / l : 0.0f;
+            out[(size_t)i * a.d + c] = st->acc[n][2 * h] / l;
+            out[(size_t)i * a.d + c + 1] = st->acc[n][2 * h + 1] / l;
         }
     }
 }

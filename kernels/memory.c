@@ -1,5 +1,6 @@
 /* memory.c — the counted allocator and bookkeeping memory. Tangled from chapters/harness.nw; edit that file. */
 #define _GNU_SOURCE
+#include <errno.h>   /* program_invocation_short_name */
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -13,7 +14,7 @@
 #include "report.h"
 void bookkeeping_out_of_memory(void)
 {
-    fprintf(stderr, "error: out of memory\n");
+    fprintf(stderr, "%s: error: out of memory\n", program_invocation_short_name);
     exit(2);
 }
 
@@ -168,8 +169,8 @@ static void fa_refuse_if_too_big(size_t bytes)
 static void fa_out_of_memory(size_t bytes)
 {
     char need[32];
-    fprintf(stderr, "error: out of memory allocating %s\n",
-            fmt_bytes(need, (double)bytes));
+    fprintf(stderr, "%s: error: out of memory allocating %s\n",
+            program_invocation_short_name, fmt_bytes(need, (double)bytes));
     exit(2);
 }
 
@@ -220,8 +221,8 @@ size_t fa_mul(size_t a, size_t b)
 {
     size_t product;
     if (__builtin_mul_overflow(a, b, &product)) {
-        fprintf(stderr, "error: the size %zu * %zu is too large to represent\n",
-                a, b);
+        fprintf(stderr, "%s: error: the size %zu * %zu is too large to represent\n",
+                program_invocation_short_name, a, b);
         exit(2);
     }
     return product;

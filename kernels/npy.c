@@ -238,7 +238,7 @@ static int npy_check_data_size(FILE *f, const npy_header *h, char *why, size_t l
     return 0;
 }
 
-static void npy_load(FILE *f, tensor *t, char *why, size_t len)
+static void npy_load(FILE *f, tensor *t, bool with_data, char *why, size_t len)
 {
     size_t length = 0;
     int major = 0;
@@ -251,7 +251,10 @@ static void npy_load(FILE *f, tensor *t, char *why, size_t len)
         snprintf(why, len, "%s", syntax);
     else
         npy_check_header(&h, why, len);
-    if (why[0] == '\0' && npy_check_data_size(f, &h, why, len) == 0) {
+    if (why[0] == '\0' && npy_check_data_size(f, &h, why, len) == 0 && !with_data) {
+        *t = (tensor){ .data = NULL, .ndim = h.ndim, .shape = { 1, 1, 1, 1 } };
+        memcpy(t->shape, h.shape, (size_t)h.ndim * sizeof h.shape[0]);
+    } else if (why[0] == '\0') {
         *t = tensor_new(h.ndim, h.shape);
         size_t count = tensor_count(t);
         if (fread(t->data, sizeof(float), count, f) != count) {
@@ -285,13 +288,14 @@ static FILE *npy_open_regular(const char *path, char *why, size_t len)
     return f;
 }
 
-int npy_read(const char *path, tensor *out, char *err, size_t errlen)
+static int npy_read_part(const char *path, tensor *out, bool with_data, char *err,
+                         size_t errlen)
 {
     char why[200] = "";
     tensor t = { 0 };
     FILE *f = npy_open_regular(path, why, sizeof why);
     if (f != NULL) {
-        npy_load(f, &t, why, sizeof why);
+        npy_load(f, &t, with_data, why, sizeof why);
         fclose(f);
     }
     if (why[0] != '\0') {
@@ -300,6 +304,16 @@ int npy_read(const char *path, tensor *out, char *err, size_t errlen)
     }
     *out = t;
     return 0;
+}
+
+int npy_read(const char *path, tensor *out, char *err, size_t errlen)
+{
+    return npy_read_part(path, out, true, err, errlen);
+}
+
+int npy_read_shape(const char *path, tensor *out, char *err, size_t errlen)
+{
+    return npy_read_part(path, out, false, err, errlen);
 }
 
 static size_t npy_format_header(char *out, size_t capacity, const tensor *t)
@@ -362,6 +376,31 @@ static int npy_write_temporary(char *tmp, const char *path, const tensor *t,
     return -1;
 }
 
+static bool npy_same_directory(const char *a, size_t a_len, const char *b, size_t b_len)
+{
+    char *da = a_len ? strndup(a, a_len) : strdup(".");
+    char *db = b_len ? strndup(b, b_len) : strdup(".");
+    if (da == NULL || db == NULL) bookkeeping_out_of_memory();
+    struct stat sa, sb;
+    bool same = stat(da, &sa) == 0 && stat(db, &sb) == 0
+             && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    free(da);
+    free(db);
+    return same;
+}
+
+static bool npy_same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    const bool a_exists = stat(a, &sa) == 0, b_exists = stat(b, &sb) == 0;
+    if (a_exists || b_exists)
+        return a_exists && b_exists && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    const char *slash_a = strrchr(a, '/'), *slash_b = strrchr(b, '/');
+    const char *name_a = slash_a ? slash_a + 1 : a, *name_b = slash_b ? slash_b + 1 : b;
+    return strcmp(name_a, name_b) == 0
+        && npy_same_directory(a, (size_t)(name_a - a), b, (size_t)(name_b - b));
+}
+
 static int npy_check_target(const char *path, char *err, size_t errlen)
 {
     struct stat st;
@@ -374,6 +413,13 @@ static int npy_check_target(const char *path, char *err, size_t errlen)
 int npy_write_all(size_t n, const char *const paths[], const tensor *const ts[],
                   char *err, size_t errlen)
 {
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n; j++)
+            if (npy_same_file(paths[i], paths[j])) {
+                snprintf(err, errlen, "%s and %s are one file; each output needs "
+                         "its own", paths[i], paths[j]);
+                return -1;
+            }
     char **temporaries = bookkeeping_alloc(n * sizeof *temporaries);
     size_t written = 0;
     int status = 0;
@@ -432,16 +478,34 @@ void npy_write_all_or_exit(const char *program, size_t n, const char *const path
         die_usage(program, "%s", err);
 }
 
+void npy_refuse_overlap(const char *program, const char *const outputs[], size_t n,
+                        const char *const inputs[], size_t m)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (outputs[i] == NULL) continue;
+        for (size_t j = 0; j < m; j++)
+            if (inputs[j] != NULL && npy_same_file(outputs[i], inputs[j]))
+                die_usage(program, "the output %s is the input %s; refusing to "
+                          "overwrite it", outputs[i], inputs[j]);
+        for (size_t j = i + 1; j < n; j++)
+            if (outputs[j] != NULL && npy_same_file(outputs[i], outputs[j]))
+                die_usage(program, "the outputs %s and %s are one file; each "
+                          "output needs its own", outputs[i], outputs[j]);
+    }
+}
+
 void npy_refuse_same_file(const char *program, const char *out,
                           const char *const inputs[], size_t n)
 {
-    struct stat o, in;
-    if (out == NULL || stat(out, &o) != 0)
-        return;
-    for (size_t i = 0; i < n; i++)
-        if (inputs[i] != NULL && stat(inputs[i], &in) == 0
-            && in.st_dev == o.st_dev && in.st_ino == o.st_ino)
-            die_usage(program, "the output %s is the input %s; refusing to "
-                      "overwrite it", out, inputs[i]);
+    npy_refuse_overlap(program, &out, 1, inputs, n);
+}
+
+tensor npy_shape_or_exit(const char *program, const char *path)
+{
+    char err[512];
+    tensor t;
+    if (npy_read_shape(path, &t, err, sizeof err) != 0)
+        die_usage(program, "%s", err);
+    return t;
 }
 

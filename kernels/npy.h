@@ -15,5 +15,13 @@ void   npy_write_all_or_exit(const char *program, size_t n, const char *const pa
 /* exits 2 if OUT is the same file as one of the n INPUTS (same device and inode) */
 void   npy_refuse_same_file(const char *program, const char *out,
                             const char *const inputs[], size_t n);
+/* exits 2 if two of the n OUTPUTS name one file, or one of them names one of
+   the m INPUTS, by whatever spelling or link (NULL names are skipped) */
+void   npy_refuse_overlap(const char *program, const char *const outputs[], size_t n,
+                          const char *const inputs[], size_t m);
+/* the shape of a .npy file, checked as npy_read checks the whole file, with
+   no data read or allocated (data is NULL): a run is sized before it reads */
+int    npy_read_shape(const char *path, tensor *out, char *err, size_t errlen);
+tensor npy_shape_or_exit(const char *program, const char *path);
 
 #endif

@@ -1,9 +1,11 @@
 /* options.c — command-line options and usage errors. Tangled from chapters/harness.nw; edit that file. */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,7 +47,7 @@ void die_line(const char *fmt, ...)
 {
     va_list args;
     va_start(args, fmt);
-    die_line_v(NULL, fmt, args);
+    die_line_v(program_invocation_short_name, fmt, args);
 }
 
 static const char *option_meta(const option *o)
@@ -112,12 +114,17 @@ void finish_stdout(const char *program)
                   strerror(errno ? errno : EIO));
 }
 
+static bool starts_with_space(const char *value)
+{
+    return isspace((unsigned char)value[0]) != 0;
+}
+
 static void set_int_option(const char *program, const option *o, const char *value)
 {
     char *end;
     errno = 0;
     long v = strtol(value, &end, 10);
-    if (end == value || *end != '\0')
+    if (end == value || *end != '\0' || starts_with_space(value))
         die_usage(program, "'%s' is not a number for --%s", value, o->name);
     if (o->min < o->max && (errno == ERANGE || v < o->min || v > o->max))
         die_usage(program, "--%s must be between %.0f and %.0f (got %s)",
@@ -131,7 +138,7 @@ static void set_double_option(const char *program, const option *o, const char *
 {
     char *end;
     double v = strtod(value, &end);
-    if (end == value || *end != '\0' || isnan(v))
+    if (end == value || *end != '\0' || starts_with_space(value) || isnan(v))
         die_usage(program, "'%s' is not a number for --%s", value, o->name);
     if (o->min < o->max && !(v >= o->min && v <= o->max))
         die_usage(program, "--%s must be between %g and %g (got %s)",

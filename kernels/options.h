@@ -17,7 +17,7 @@ typedef struct {
 void options_parse(int argc, char **argv, const char *program, const char *summary,
                    const option opts[], size_t count);
 void die_usage(const char *program, const char *fmt, ...) HARNESS_PRINTF(2, 3);
-void die_line(const char *fmt, ...) HARNESS_PRINTF(1, 2);   /* "error: ..." */
+void die_line(const char *fmt, ...) HARNESS_PRINTF(1, 2);   /* "PROGRAM: error: ..." */
 void fputs_escaped(const char *text, FILE *f);   /* control characters as \n, \x1b */
 /* flushes standard output; a write error there exits 2 with one line */
 void finish_stdout(const char *program);

@@ -1,5 +1,6 @@
 /* tensor.c — tensors: a float pointer and a shape. Tangled from chapters/harness.nw; edit that file. */
 #define _GNU_SOURCE
+#include <errno.h>   /* program_invocation_short_name */
 #include <stdio.h>
 #include <stdlib.h>
 #include "memory.h"
@@ -7,7 +8,8 @@
 tensor tensor_new(int ndim, const size_t shape[])
 {
     if (ndim < 1 || ndim > 4) {
-        fprintf(stderr, "error: a tensor has 1 to 4 dimensions, not %d\n", ndim);
+        fprintf(stderr, "%s: error: a tensor has 1 to 4 dimensions, not %d\n",
+                program_invocation_short_name, ndim);
         exit(2);
     }
     tensor t = { .data = NULL, .ndim = ndim, .shape = { 1, 1, 1, 1 } };

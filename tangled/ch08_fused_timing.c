@@ -128,12 +128,20 @@ static void run_ch08_on_files(const ch08_options *o, report *r)
         die_usage(CH08_PROGRAM, "--q, --k, --v and --out go together");
     const ch08_kernel kernel = kernel_of(o->kernel);
     const fused_config cfg = config_of(o, (int)o->threads);
+    const char *const inputs[3] = { o->q_path, o->k_path, o->v_path };
+    npy_refuse_overlap(CH08_PROGRAM, &o->out_path, 1, inputs, 3);
+    const tensor shapes[3] = { npy_shape_or_exit(CH08_PROGRAM, o->q_path),
+                               npy_shape_or_exit(CH08_PROGRAM, o->k_path),
+                               npy_shape_or_exit(CH08_PROGRAM, o->v_path) };
+    attn_params sized = attn_params_from_tensors(CH08_PROGRAM, &shapes[0], &shapes[1], &shapes[2]);
+    apply_ch08_kernel_options(o, &sized);
+    fa_require(floats_bytes(fa_mul(2, tensor_count(&shapes[0]) + tensor_count(&shapes[1])))
+               + kernel_bytes(kernel, &sized, &cfg),
+               "the inputs, the output and the kernel's workspace");
     tensor q = npy_read_or_exit(CH08_PROGRAM, o->q_path), k = npy_read_or_exit(CH08_PROGRAM, o->k_path),
            v = npy_read_or_exit(CH08_PROGRAM, o->v_path);
     attn_params p = attn_params_from_tensors(CH08_PROGRAM, &q, &k, &v);
     apply_ch08_kernel_options(o, &p);
-    fa_require(floats_bytes(tensor_count(&q)) + kernel_bytes(kernel, &p, &cfg),
-               "the output and the kernel's workspace");
     tensor out = tensor_new(q.ndim, q.shape);
     const attn_counts c = run_kernel(kernel, &p, q.data, k.data, v.data, out.data, &cfg);
     npy_write_or_exit(CH08_PROGRAM, o->out_path, &out);

@@ -30,6 +30,7 @@ static void torch_peer(const char *python, int threads, size_t max_n,
 static void bench_memory(report *r, int threads, size_t n);
 static void refuse_if_seeded_run_too_big(const attn_params *p, int threads);
 static void refuse_unwritable(const char *path);
+static size_t ch09_file_run_bytes(const attn_params *p, bool reference, int threads);
 static void refuse_slow_reference(const attn_params *p);
 attn_params ch09_seeded_params(const ch09_options *o);
 ch09_options ch09_defaults(void)
@@ -116,6 +117,9 @@ void ch09_flash(const attn_params *p, const ch09_inputs *in, ch09_outputs *out,
     attention_backward_flash(p, in->q.data, in->k.data, in->v.data, out->o.data,
                              out->lse.data, in->dout.data, out->dq.data, out->dk.data,
                              out->dv.data, threads, bwd);
+    attention_backward_repair(p, in->q.data, in->k.data, in->v.data, in->dout.data,
+                              out->o.data, out->lse.data, out->dq.data, out->dk.data,
+                              out->dv.data);
 }
 void ch09_naive(const attn_params *p, const ch09_inputs *in, ch09_outputs *out,
                 int threads, bwd_counts *fwd, bwd_counts *bwd)
@@ -128,6 +132,8 @@ void ch09_naive(const attn_params *p, const ch09_inputs *in, ch09_outputs *out,
                              in->dout.data, out->dq.data, out->dk.data, out->dv.data,
                              threads, bwd);
     fa_free(probs);
+    attention_backward_repair(p, in->q.data, in->k.data, in->v.data, in->dout.data,
+                              out->o.data, NULL, out->dq.data, out->dk.data, out->dv.data);
 }
 double ch09_error_vs_fd(const ch09_outputs *out, double *const fd[3])
 {
@@ -436,15 +442,11 @@ static void run_receipts(const ch09_options *o, report *r)
 }
 static void refuse_if_seeded_run_too_big(const attn_params *p, int threads)
 {
-    const double heads = (double)(p->batch * p->heads), nq = (double)p->nq;
-    const double q = heads * nq * (double)p->d, kv = heads * (double)p->nk * (double)p->d;
-    const double bytes = 4.0 * (6.0 * q + 6.0 * kv + 2.0 * heads * nq +
-                                (heads + (double)threads) * nq * (double)p->nk);
-    const double have = (double)fa_physical_memory();
-    char a[32], b[32];
-    if (have > 0 && bytes > have)
-        die_usage(PROGRAM, "the seeded run needs %s but the machine has %s of memory",
-                  fmt_bytes(a, bytes), fmt_bytes(b, have));
+    const size_t heads = p->batch * p->heads;
+    const size_t q = fa_mul(fa_mul(heads, p->nq), p->d), kv = fa_mul(fa_mul(heads, p->nk), p->d);
+    const size_t scores = fa_mul(fa_mul(heads + (size_t)threads, p->nq), p->nk);
+    fa_require(fa_mul(fa_mul(6, q + kv) + fa_mul(2 * heads, p->nq) + scores, sizeof(float)),
+               "the seeded run");
 }
 attn_params ch09_seeded_params(const ch09_options *o)
 {
@@ -492,6 +494,14 @@ static void ch09_run_on_files(const ch09_options *o, report *r)
     for (int i = 0; i < 8; i++)
         if (!paths[i])
             die_usage(PROGRAM, "--q --k --v --dout --out --dq --dk --dv go together");
+    npy_refuse_overlap(PROGRAM, paths + 4, 4, paths, 4);
+    const ch09_inputs shapes = { npy_shape_or_exit(PROGRAM, o->q_path),
+                                 npy_shape_or_exit(PROGRAM, o->k_path),
+                                 npy_shape_or_exit(PROGRAM, o->v_path),
+                                 npy_shape_or_exit(PROGRAM, o->dout_path) };
+    const attn_params sized = ch09_params_from_files(o, &shapes);
+    fa_require(ch09_file_run_bytes(&sized, o->reference, ch09_threads(o)),
+               "the inputs, the outputs and the passes' workspace");
     ch09_inputs in = { npy_read_or_exit(PROGRAM, o->q_path),
                        npy_read_or_exit(PROGRAM, o->k_path),
                        npy_read_or_exit(PROGRAM, o->v_path),
@@ -502,12 +512,22 @@ static void ch09_run_on_files(const ch09_options *o, report *r)
     if (o->reference) refuse_slow_reference(&p);
     if (o->reference) ch09_reference(&p, &in, &out);
     else ch09_flash(&p, &in, &out, ch09_threads(o), NULL, NULL);
-    npy_write_or_exit(PROGRAM, o->out_path, &out.o);
-    npy_write_or_exit(PROGRAM, o->dq_path, &out.dq);
-    npy_write_or_exit(PROGRAM, o->dk_path, &out.dk);
-    npy_write_or_exit(PROGRAM, o->dv_path, &out.dv);
+    npy_write_all_or_exit(PROGRAM, 4, paths + 4,
+                          (const tensor *const[]){ &out.o, &out.dq, &out.dk, &out.dv });
     report_ch09_file_run(r, o, &p, &in);
     ch09_free(&in, &out);
+}
+static size_t ch09_file_run_bytes(const attn_params *p, bool reference, int threads)
+{
+    const size_t heads = p->batch * p->heads;
+    const size_t q = fa_mul(fa_mul(heads, p->nq), p->d), kv = fa_mul(fa_mul(heads, p->nk), p->d);
+    const size_t rows = p->block_q < p->nq ? p->block_q : p->nq;
+    const size_t cols = p->block_k < p->nk ? p->block_k : p->nk;
+    const size_t tiles = fa_mul(3, fa_mul(rows, cols)) + fa_mul(rows, p->d + 2) + p->nq;
+    size_t floats = fa_mul(4, q + kv) + fa_mul(heads, p->nq);
+    floats += fa_mul((size_t)(threads < 1 ? 1 : threads), tiles);
+    if (reference) floats += fa_mul(4, q + 2 * kv) + fa_mul(2, (p->nq + 2 * p->nk) * p->d + p->nk);
+    return fa_mul(floats, sizeof(float));
 }
 static void refuse_unwritable(const char *path)
 {

@@ -72,6 +72,11 @@ static void ch10_report_backward(report *r, const attn_params *p, const ch10_bwd
 static void ch10_bench_backward(const ch10_options *o, report *r);
 static void ch10_require_shape_of_q(const tensor *dout, const tensor *q);
 static void ch10_apply_file_options(const ch10_options *o, attn_params *p);
+static size_t ch10_seeded_bytes(const ch10_options *o);
+static void ch10_write_errors(const char *dir, const ch10_run runs[CH10_RUNS]);
+static void ch10_size_file_run(const ch10_options *o, const char *const inputs[3],
+                               gpu_kernel kernel, bool backward);
+size_t ch10_kernel_bytes(gpu_kernel kernel, const attn_params *p);
 ch10_options ch10_defaults(void)
 {
     return (ch10_options){ .kernel = "fused", .seed = 0, .batch = 1, .heads = 1,
@@ -113,7 +118,7 @@ static void parse_ch10_options(int argc, char **argv, ch10_options *o)
           "head dimension of the seeded backward's receipts" },
         { "json", OPT_FLAG, &o->json, 0, 0, NULL, "print the report as JSON" },
         { "data", OPT_STRING, &o->data_dir, 0, 0, "DIR",
-          "write the benchmark table as DIR/ch10_bench.dat" },
+          "write the errors as DIR/ch10_errors.dat; with --bench the tables as DIR/ch10_bench*.dat" },
     };
     options_parse(argc, argv, PROGRAM, "chapter 4's attention as CUDA kernels, on a GPU "
                   "or on the CPU emulation", opts, sizeof opts / sizeof opts[0]);
@@ -151,6 +156,7 @@ static void ch10_run_kernel(bool cuda, gpu_kernel kernel, const attn_params *p,
     else if (gpu_attention_cuda(kernel, p, qkv[0].data, qkv[1].data, qkv[2].data, o, 0,
                                 NULL, why) != 0)
         die_usage(PROGRAM, "cuda: %s", why);
+    attention_repair(p, qkv[0].data, qkv[1].data, qkv[2].data, o);
 }
 
 void ch10_measure(bool cuda, const attn_params *p, const tensor qkv[3],
@@ -202,13 +208,42 @@ static void ch10_run_seeded(const ch10_options *o, report *r)
     const attn_params p = ch10_seeded_params(o);
     tensor qkv[3];
     ch10_run runs[CH10_RUNS];
+    fa_require(ch10_seeded_bytes(o), "the seeded run");
     const bool cuda = ch10_use_cuda(o->device);
     ch10_draw(&p, (uint32_t)o->seed, qkv);
     ch10_measure(cuda, &p, qkv, runs);
     ch10_report_runs(r, cuda, &p, runs);
+    if (o->data_dir) ch10_write_errors(o->data_dir, runs);
     ch10_report_tc(r, cuda, &p, qkv);
     ch10_backward_receipts(o, cuda, r);
     for (int t = 0; t < 3; t++) tensor_free(&qkv[t]);
+}
+
+static size_t ch10_seeded_bytes(const ch10_options *o)
+{
+    ch10_options with_dim = *o;
+    with_dim.dim = o->bwd_dim;
+    const attn_params p = ch10_seeded_params(o), pb = ch10_seeded_params(&with_dim);
+    const size_t heads = p.batch * p.heads;
+    const size_t qn = fa_mul(fa_mul(heads, p.nq), p.d), kn = fa_mul(fa_mul(heads, p.nk), p.d);
+    const size_t bn = fa_mul(fa_mul(heads, p.nq), pb.d) + fa_mul(fa_mul(2 * heads, p.nk), pb.d);
+    const size_t scores = ch10_kernel_bytes(GPU_NAIVE, &p);
+    size_t extra = fa_mul(qn + 2 * kn, 2 * sizeof(float));          /* bf16 and rounded copies */
+    if (scores > extra) extra = scores;
+    const size_t forward = fa_mul(qn, sizeof(double) + sizeof(float)) + extra
+                         + fa_mul(fa_mul(p.nk, p.d + 1), sizeof(double));
+    const size_t backward = fa_mul(bn, 48) + scores;
+    return fa_mul(qn + 2 * kn, sizeof(float)) + (forward > backward ? forward : backward);
+}
+
+static void ch10_write_errors(const char *dir, const ch10_run runs[CH10_RUNS])
+{
+    FILE *data = data_file(dir, "ch10_errors.dat");
+    fprintf(data, "# kernel causal max_error cpu_naive_fp32_error\n");
+    for (int i = 0; i < CH10_RUNS; i++)
+        fprintf(data, "%s %d %.6e %.6e\n", runs[i].kernel == GPU_FUSED ? "fused" : "naive",
+                runs[i].causal, runs[i].error, runs[i].cpu_naive_error);
+    data_close(data);
 }
 
 static void ch10_report_table(report *r, const ch10_run runs[CH10_RUNS])
@@ -358,6 +393,9 @@ static void ch10_run_on_files(const ch10_options *o, report *r)
     if (!o->q_path || !o->k_path || !o->v_path || !o->out_path)
         die_usage(PROGRAM, "--q, --k, --v and --out go together");
     const gpu_kernel kernel = ch10_kernel_named(o->kernel);
+    const char *const inputs[3] = { o->q_path, o->k_path, o->v_path };
+    npy_refuse_overlap(PROGRAM, &o->out_path, 1, inputs, 3);
+    ch10_size_file_run(o, inputs, kernel, false);
     tensor qkv[3] = { npy_read_or_exit(PROGRAM, o->q_path),
                       npy_read_or_exit(PROGRAM, o->k_path),
                       npy_read_or_exit(PROGRAM, o->v_path) };
@@ -376,6 +414,33 @@ static void ch10_run_on_files(const ch10_options *o, report *r)
     report_fact_labeled(r, "output", "output written to", o->out_path);
     tensor_free(&out);
     for (int t = 0; t < 3; t++) tensor_free(&qkv[t]);
+}
+
+static void ch10_size_file_run(const ch10_options *o, const char *const inputs[3],
+                               gpu_kernel kernel, bool backward)
+{
+    if (o->data_dir)
+        die_usage(PROGRAM, "--data goes with the seeded run or --bench; a run on files "
+                  "writes only its outputs");
+    const tensor t[3] = { npy_shape_or_exit(PROGRAM, inputs[0]),
+                          npy_shape_or_exit(PROGRAM, inputs[1]),
+                          npy_shape_or_exit(PROGRAM, inputs[2]) };
+    attn_params p = attn_params_from_tensors(PROGRAM, &t[0], &t[1], &t[2]);
+    ch10_apply_file_options(o, &p);
+    const size_t qn = tensor_count(&t[0]), kn = tensor_count(&t[1]);
+    const size_t floats = backward ? fa_mul(4, qn + kn) + fa_mul(2 * p.batch * p.heads, p.nq)
+                                   : fa_mul(2, qn) + fa_mul(2, kn);
+    fa_require(fa_mul(floats, sizeof(float)) + (backward ? 0 : ch10_kernel_bytes(kernel, &p)),
+               "the inputs, the outputs and the kernels' workspace");
+}
+
+size_t ch10_kernel_bytes(gpu_kernel kernel, const attn_params *p)
+{
+    const size_t heads = p->batch * p->heads;
+    const size_t qn = fa_mul(fa_mul(heads, p->nq), p->d), kn = fa_mul(fa_mul(heads, p->nk), p->d);
+    if (kernel == GPU_NAIVE) return fa_mul(fa_mul(heads, p->nq), fa_mul(p->nk, sizeof(float)));
+    if (kernel == GPU_TC) return fa_mul(qn + 2 * kn, sizeof(unsigned short));
+    return 0;
 }
 
 static double ch10_flops(const attn_params *p)
@@ -467,6 +532,8 @@ static void ch10_run_backward(bool cuda, const attn_params *p, const float *cons
     else if (gpu_backward_cuda(p, in[0], in[1], in[2], in[3], out[0], out[1], out[2],
                                out[3], 0, NULL, why) != 0)
         die_usage(PROGRAM, "cuda: %s", why);
+    attention_backward_repair(p, in[0], in[1], in[2], in[3], out[0], NULL, out[1], out[2],
+                              out[3]);
 }
 
 static void ch10_run_backward_on_files(const ch10_options *o, report *r)
@@ -476,12 +543,16 @@ static void ch10_run_backward_on_files(const ch10_options *o, report *r)
     for (int i = 0; i < 8; i++)
         if (!paths[i])
             die_usage(PROGRAM, "--backward takes --q --k --v --dout --out --dq --dk --dv together");
+    npy_refuse_overlap(PROGRAM, paths + 4, 4, paths, 4);
+    const tensor dout_shape = npy_shape_or_exit(PROGRAM, paths[3]),
+                 q_shape = npy_shape_or_exit(PROGRAM, paths[0]);
+    ch10_require_shape_of_q(&dout_shape, &q_shape);
+    ch10_size_file_run(o, paths, GPU_FUSED, true);
     tensor t[8];
     for (int i = 0; i < 4; i++) t[i] = npy_read_or_exit(PROGRAM, paths[i]);
     attn_params p = attn_params_from_tensors(PROGRAM, &t[0], &t[1], &t[2]);
     ch10_require_shape_of_q(&t[3], &t[0]);
     ch10_apply_file_options(o, &p);
-    for (int i = 4; i < 8; i++) npy_refuse_same_file(PROGRAM, paths[i], paths, 4);
     const bool cuda = ch10_use_cuda(o->device);
     for (int i = 4; i < 8; i++) t[i] = tensor_new(t[i < 6 ? 0 : 1].ndim, t[i < 6 ? 0 : 1].shape);
     const float *const in[4] = { t[0].data, t[1].data, t[2].data, t[3].data };

@@ -31,11 +31,15 @@ for f in data/ch01_ladder.dat data/ch01_machine.txt data/ch02_rebase.dat \
          data/ch02_firing.dat data/ch03_logits.dat data/ch03_limits.dat \
          data/ch03_block_error.dat data/ch04_blocks.dat data/ch05_error.dat \
          data/ch06_measured.dat data/ch06_formulas.dat data/ch07_tilemap.dat \
+         data/ch10_errors.dat \
          out.npy saved/q.npy saved/k.npy saved/v.npy; do
     echo old > "$fixtures/$f"
 done
 echo plain > "$fixtures/plain"
 mkfifo "$fixtures/pipe"
+cp "$fixtures/q.npy" "$fixtures/dout.npy"
+ln -s k.npy "$fixtures/klink.npy"
+ln "$fixtures/v.npy" "$fixtures/vhard.npy"
 npy truncated.npy 1 "$(good '(1, 1, 8, 4)')" 100
 npy extra.npy 1 "$(good '(1, 1, 8, 4)')" 129
 npy f8.npy 1 "$(good '(1, 1, 8, 4)' '<f8')" 256
@@ -117,15 +121,15 @@ for p in $programs; do
     refuse "$p $size negative" $prog "$@" $size -5
     refuse "$p $size of 23 digits" $prog "$@" $size 99999999999999999999999
     refuse "$p newline in a value (defect 8)" $prog "$@" $size "$(printf '1\n2')"
+    refuse "$p $size with a space after the number" $prog "$@" $size "8 "
+    refuse "$p $size with a space before the number" $prog "$@" $size " 8"
     refuse "$p escape in an option (defect 8)" $prog "$@" "--$(printf '\033[2J')"
     measuring=; [ $p = ch01 ] && measuring='^ch01_memory_ladder: (writing|read |chase |.*FMA: )'
     refuse "$p --data '' (defect 7)" $prog "$@" --data ''
-    if [ $p != ch10 ]; then
-        progress=$measuring
-        refuse "$p --data under a plain file" $prog "$@" --data plain/figures
-        limit='ulimit -S -f 0'; stdout=/dev/null; progress=$measuring
-        refuse "$p --data on a full disk (defect 5)" $prog "$@" --data data
-    fi
+    progress=$measuring; expect="^$prog: error: "
+    refuse "$p --data under a plain file, named" $prog "$@" --data plain/figures
+    limit='ulimit -S -f 0'; stdout=/dev/null; progress=$measuring
+    refuse "$p --data on a full disk (defect 5)" $prog "$@" --data data
     stdout=/dev/full; progress=$measuring
     refuse "$p stdout is /dev/full (defect 4)" $prog "$@"
     stdout=/dev/full; progress=$measuring
@@ -165,12 +169,68 @@ refuse "ch04 --save '' (defect 7)" ch04_tiled --seq 8 --heads 1 --dim 4 --save '
 limit='ulimit -S -f 2'; stdout=/dev/null
 refuse "ch04 --save is all or none (defect 6)" ch04_tiled --seq 8 --seq-k 200 \
     --heads 1 --dim 4 --save saved
+qkv="--q q.npy --k k.npy --v v.npy"; dout="--dout dout.npy"
+refuse "ch08 --out is ./q.npy" ch08_fused_timing $qkv --out ./q.npy
+refuse "ch08 --out is a symbolic link to --k" ch08_fused_timing $qkv --out klink.npy
+refuse "ch08 --out is a hard link to --v" ch08_fused_timing $qkv --out vhard.npy
+refuse "ch09 --dv is --dout" ch09_backward $qkv $dout --out o.npy --dq dq.npy --dk dk.npy --dv dout.npy
+refuse "ch09 --dq is a symbolic link to --k" ch09_backward $qkv $dout --out o.npy --dq klink.npy \
+    --dk dk.npy --dv dv.npy
+refuse "ch09 --out is a hard link to --v" ch09_backward $qkv $dout --out vhard.npy --dq dq.npy \
+    --dk dk.npy --dv dv.npy
+refuse "ch10 --out is ./q.npy" ch10_gpu --device cpu $qkv --out ./q.npy
+refuse "ch10 --out is a symbolic link to --k" ch10_gpu --device cpu $qkv --out klink.npy
+refuse "ch10 --backward --dk is a hard link to --v" ch10_gpu --device cpu --backward $qkv $dout \
+    --out o.npy --dq dq.npy --dk vhard.npy --dv dv.npy
+refuse "ch09 --dq and --dk are one new file" ch09_backward $qkv $dout --out o.npy \
+    --dq g.npy --dk ./g.npy --dv dv.npy
+refuse "ch09 --out and --dv are one old file" ch09_backward $qkv $dout --out out.npy \
+    --dq dq.npy --dk dk.npy --dv ./out.npy
+refuse "ch10 --backward --dq and --dk are one file" ch10_gpu --device cpu --backward $qkv $dout \
+    --out o.npy --dq g.npy --dk ./g.npy --dv dv.npy
+for last in /dev/full data pipe long; do
+    target=$last; [ $last = long ] && target=$(printf '%0300d' 0).npy
+    refuse "ch09 --dv is $last: no output replaced" ch09_backward $qkv $dout \
+        --out out.npy --dq saved/q.npy --dk saved/k.npy --dv $target
+    refuse "ch10 --backward --dv is $last: no output replaced" ch10_gpu --device cpu \
+        --backward $qkv $dout --out out.npy --dq saved/q.npy --dk saved/k.npy --dv $target
+done
+refuse "ch10 --data with files" ch10_gpu --device cpu $qkv --out o.npy --data data
+forward="--q q.npy --k k.npy --v v.npy --out o.npy"
+backward="$forward --dout dout.npy --dq dq.npy --dk dk.npy --dv dv.npy"
+unusual() {   # unusual CASE forward|backward PROGRAM ARGS...: chapter 4's rules kept
+    which=$1; files=$2; shift 2
+    dir=$scratch/unusual; rm -rf "$dir"; mkdir -p "$dir"
+    mask=$(python3 "$(dirname "$0")/unusual_data.py" write $which "$dir")
+    [ $files = forward ] && files=$forward || files=$backward
+    if ! (cd "$dir" && timeout 60 "$bin/$@" $files $mask > /dev/null 2> stderr); then
+        problem="status not 0: $(head -c 200 "$dir/stderr" | tr -d '\n')"
+    else
+        problem=$(python3 "$(dirname "$0")/unusual_data.py" check $which "$dir")
+    fi
+    verdict "$* on $which" "$problem"
+}
+for which in nan_query overflowing_scores nan_key infinite_key nan_hidden_value \
+             infinite_hidden_value overflowing_sum nan_dout; do
+    if [ $which != nan_dout ]; then
+        unusual $which forward ch04_tiled
+        for kernel in fused naive tiled; do
+            unusual $which forward ch08_fused_timing --kernel $kernel
+        done
+        unusual $which forward ch08_fused_timing --kernel fused --isa avx2
+        for kernel in naive fused tc; do
+            unusual $which forward ch10_gpu --device cpu --kernel $kernel
+        done
+    fi
+    unusual $which backward ch09_backward
+    unusual $which backward ch10_gpu --device cpu --backward
+done
 peak_mib() {   # peak_mib: the peak resident set of the last case, in MiB
     python3 -c 'import resource; print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024)'
 }
-huge() {   # huge NAME PROGRAM ARGS...: refused, and refused before allocating
+huge() {   # huge NAME PROGRAM ARGS...: refused, named, and refused before allocating
     name=$1; shift
-    limit='ulimit -S -v 4194304'; stdout=/dev/null
+    limit='ulimit -S -v 4194304'; stdout=/dev/null; expect="^$1: error: "
     refuse "$name (defect 10)" "$@"
     peak=$( (cd "$scratch" && limit='ulimit -S -v 4194304' &&
              eval "$limit" && python3 -c 'import subprocess, resource, sys
@@ -189,6 +249,20 @@ if [ "${FA_SAN:-0}" != 1 ]; then
     huge "ch07 1 GiB tensors" ch07_causal_skip --seq 65536 --heads 64 --dim 64
     huge "ch08 1 GiB tensors" ch08_fused_timing --seq 16384 --heads 64 --dim 256
     huge "ch09 1 GiB tensors" ch09_backward --seq 16384 --heads 64 --dim 256
+    huge "ch09 n = 16384, four heads" ch09_backward --seq 16384 --heads 4
+    huge "ch10 256 heads of n = 16384" ch10_gpu --device cpu --batch 16 --heads 16 --seq 16384 --dim 64
+    big=$scratch/big; mkdir -p "$big"
+    npy big.npy 1 "$(good '(16, 16, 24576, 64)')" 0
+    for t in q k v dout; do
+        cp "$fixtures/big.npy" "$big/$t.npy"
+        truncate -s +1610612736 "$big/$t.npy"
+    done
+    rm "$fixtures/big.npy"
+    bigqkv="--q $big/q.npy --k $big/k.npy --v $big/v.npy"
+    huge "ch08 inputs of 3 x 1.5 GiB" ch08_fused_timing $bigqkv --out o.npy
+    huge "ch09 inputs of 4 x 1.5 GiB" ch09_backward $bigqkv --dout $big/dout.npy \
+        --out o.npy --dq dq.npy --dk dk.npy --dv dv.npy
+    huge "ch10 inputs of 3 x 1.5 GiB" ch10_gpu --device cpu $bigqkv --out o.npy
 fi
 echo "$cases bad-input cases, $failures failed"
 [ "$failures" -eq 0 ]

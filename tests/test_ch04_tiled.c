@@ -208,7 +208,6 @@ Test(bad_data, a_nan_key_or_value_reaches_the_rows_that_see_it)
                 pr.p.causal = causal;
                 pr.p.block_q = pr.p.block_k = block;
                 for (size_t c = 0; c < 3; c++) (tensor_kind == 0 ? pr.k : pr.v)[5 * 3 + c] = NAN;
-                if (tensor_kind == 1 && causal) { problem_free(&pr); continue; }
                 compute_reference(&pr);
                 attention_tiled(&pr.p, pr.q, pr.k, pr.v, pr.o, NULL);
                 for (size_t i = 0; i < 8; i++)

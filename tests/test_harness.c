@@ -4,6 +4,7 @@
 #include "harness.h"
 #include "online_softmax.h"
 #include <criterion/criterion.h>
+#include <errno.h>   /* program_invocation_short_name */
 #include <math.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -280,7 +281,8 @@ Test(memory, a_request_beyond_physical_memory_is_refused)
     char need[32], line[128];
     captured c = run_captured(allocate_too_much, NULL);
     fmt_bytes(need, (double)fa_physical_memory() + 1);
-    snprintf(line, sizeof line, "error: this needs %s more but only ", need);
+    snprintf(line, sizeof line, "%s: error: this needs %s more but only ",
+             program_invocation_short_name, need);
     cr_assert_eq(c.status, 2);
     cr_assert(strncmp(c.err, line, strlen(line)) == 0, "%s", c.err);
     cr_assert(strstr(c.err, " of memory is available\n") != NULL, "%s", c.err);
@@ -1033,8 +1035,10 @@ Test(data, an_impossible_directory_exits_2)
 {
     captured c = run_captured(open_under_a_file, (void *)"/dev/null/figures");
     cr_assert_eq(c.status, 2);
-    cr_assert_str_eq(c.err, "error: cannot create the directory /dev/null/figures: "
-                            "Not a directory\n");
+    char line[128];
+    snprintf(line, sizeof line, "%s: error: cannot create the directory /dev/null/figures: "
+             "Not a directory\n", program_invocation_short_name);
+    cr_assert_str_eq(c.err, line);
 }
 static int print_two_facts(int argc, char **argv)
 {
