@@ -50,12 +50,12 @@ STUDENT_EDITION := $(wildcard .student-edition)
 
 .PHONY: all tangle programs receipts figures html pdf check check-tangle \
         check-unit check-cli check-valgrind fuzz clean help deps peer-check \
-        grade check-graders check-exercises instructor student check-student bench
+        grade grade-all check-graders check-grade-all check-exercises instructor student check-student bench
 
 all: html pdf
 
 help:
-	@echo "make            build everything: programs, receipts, figures, book/index.html, book/flash-attention.pdf"
+	@echo "make            build everything: programs, receipts, figures, book/index.html, book/flash-attention.pdf (the reader's book) and book/flash-attention-program.pdf (the complete program)"
 	@echo "make tangle     regenerate tangled/ kernels/ tests/ figures/ from chapters/ (and lint chunk names)"
 	@echo "make programs   only the chapter programs (./ch02_online_softmax ...)"
 	@echo "make receipts   run the programs; their output lands in $(B)/receipts/"
@@ -67,6 +67,7 @@ help:
 	@echo "make grade EX=4.1   grade coding exercise 4.1: one line per check, a hint for each failure"
 	@echo "make instructor book/instructor/: the book with solutions, and a PDF of the solutions alone"
 	@echo "make student    dist/flash-attention-student/ (and .tar.gz): what a student is handed"
+	@echo "make grade-all SUBMISSIONS=DIR  grade a class (students' folders or tarballs) into GRADE_CSV (grades.csv)"
 	@echo "make check-graders  every grader passes its solution, fails its starter and its wrong variant"
 	@echo "make check-student  make student, then: no solutions in it, make grade works there"
 	@echo "make bench      the benchmark of chapters 8 on (minutes): results in chapters/recorded/bench.txt;"
@@ -240,7 +241,7 @@ $(B)/book.md: $(B)/edition/book.stamp $(TOOLS)/noweb2md.py $(BOOK_RECEIPTS)
 	python3 $(TOOLS)/noweb2md.py --receipts $(B)/receipts -o $@ $(NW:chapters/%=$(B)/edition/book/%)
 
 html: book/index.html
-pdf: book/flash-attention.pdf
+pdf: book/flash-attention.pdf book/flash-attention-program.pdf
 
 # One page per part (book/ch02.html ...), cut at each level-1 heading, and the
 # contents, book/index.html, written last.
@@ -248,8 +249,15 @@ book/index.html: $(B)/book.md $(FIGURES:%=$(B)/fig/%.svg) $(TOOLS)/weave-html.sh
                  $(TOOLS)/katex-render.js $(wildcard $(TOOLS)/*.css $(TOOLS)/*.lua)
 	sh $(TOOLS)/weave-html.sh $< $@
 
-book/flash-attention.pdf: $(B)/book.md $(FIGURES:%=$(B)/fig/%.pdf) $(TOOLS)/weave-pdf.sh $(wildcard $(TOOLS)/*.tex $(TOOLS)/*.lua)
+# Two volumes from the same Markdown: the complete program first (every chunk,
+# both indexes), then the reader's book, whose references to what it leaves
+# out print the complete volume's pages (from its .aux).
+book/flash-attention-program.pdf: $(B)/book.md $(FIGURES:%=$(B)/fig/%.pdf) $(TOOLS)/weave-pdf.sh $(wildcard $(TOOLS)/*.tex $(TOOLS)/*.lua)
 	sh $(TOOLS)/weave-pdf.sh $< $@
+
+book/flash-attention.pdf: $(B)/book.md $(FIGURES:%=$(B)/fig/%.pdf) $(TOOLS)/weave-pdf.sh $(wildcard $(TOOLS)/*.tex $(TOOLS)/*.lua) \
+                          book/flash-attention-program.pdf
+	sh $(TOOLS)/weave-pdf.sh --reader $(B)/pdf-aux/book.aux $< $@
 
 # ---------------------------------------------------------------- editions
 # make instructor: the whole book with the solutions, and the solutions alone.
@@ -257,12 +265,20 @@ INSTRUCTOR  := book/instructor
 instructor: $(INSTRUCTOR)/index.html $(INSTRUCTOR)/flash-attention-instructor.pdf \
             $(INSTRUCTOR)/solutions.pdf
 
-$(B)/instructor/book.md: $(NW) $(TOOLS)/edition.py $(TOOLS)/noweb2md.py $(BOOK_RECEIPTS)
+# The answers' own runs (exercises.py runs): a predict-then-run answer
+# splices what the program printed for the exercise's options.
+$(B)/receipts/answers.stamp: $(NW) $(TOOLS)/exercises.py $(PROGRAMS)
+	@mkdir -p $(dir $@)
+	python3 $(TOOLS)/exercises.py runs $(B)/receipts $(NW)
+	@touch $@
+ANSWER_RECEIPTS := $(B)/receipts/answers.stamp
+
+$(B)/instructor/book.md: $(NW) $(TOOLS)/edition.py $(TOOLS)/noweb2md.py $(BOOK_RECEIPTS) $(ANSWER_RECEIPTS)
 	@mkdir -p $(dir $@) && ln -sfn ../fig $(dir $@)fig
 	python3 $(TOOLS)/edition.py instructor $(B)/edition/instructor $(NW)
 	python3 $(TOOLS)/noweb2md.py --receipts $(B)/receipts -o $@ $(NW:chapters/%=$(B)/edition/instructor/%)
 
-$(B)/solutions/book.md: $(NW) $(TOOLS)/edition.py $(TOOLS)/noweb2md.py $(BOOK_RECEIPTS)
+$(B)/solutions/book.md: $(NW) $(TOOLS)/edition.py $(TOOLS)/noweb2md.py $(BOOK_RECEIPTS) $(ANSWER_RECEIPTS)
 	@mkdir -p $(dir $@) && ln -sfn ../fig $(dir $@)fig
 	rm -rf $(B)/edition/solutions
 	python3 $(TOOLS)/edition.py solutions $(B)/edition/solutions $(NW)
@@ -278,7 +294,9 @@ $(INSTRUCTOR)/solutions.pdf: $(B)/solutions/book.md $(FIGURES:%=$(B)/fig/%.pdf) 
 
 # make student: the folder (and tarball) a student is handed: the chapters
 # with starters in place of solutions, what they tangle to (graders
-# included), the tools, this Makefile and the README.  There
+# included), the tools, this Makefile and the README, and the data the
+# book and its tests read (the recorded benchmark, PyTorch's goldens, the
+# fuzzing corpus): there `make` and `make check` work as here.  There
 # `make grade EX=N.k` tangles the student's chunk and grades it.
 STUDENT     := dist/flash-attention-student
 student: $(B)/deps.stamp
@@ -287,6 +305,10 @@ student: $(B)/deps.stamp
 	python3 $(TOOLS)/edition.py student $(STUDENT)/chapters $(NW)
 	cp -R $(TOOLS) $(STUDENT)/chapters/tools
 	cp chapters/README.md $(STUDENT)/chapters/
+	cp -R chapters/recorded $(STUDENT)/chapters/recorded
+	mkdir -p $(STUDENT)/tests/goldens
+	cp tests/goldens/*.txt $(STUDENT)/tests/goldens/
+	cp -R tests/fuzz_corpus $(STUDENT)/tests/fuzz_corpus
 	cp Makefile README.md .gitignore $(STUDENT)/
 	touch $(STUDENT)/.student-edition
 	cd $(STUDENT) && sh chapters/tools/tangle.sh .build/roots.mk .build/L \
@@ -305,19 +327,52 @@ grade: $(GRADE_BIN)
 	  echo "make grade: EX=N.k names a coding exercise: $(subst _,.,$(GRADERS:grade_%=%))" >&2; exit 2; fi
 	@sh $(TOOLS)/grade.sh $(GRADE_BIN) $(EX)
 
+# make grade-all SUBMISSIONS=DIR: every code exercise of every student's
+# folder or tarball in DIR, each graded in isolation (a time and a memory
+# limit, no network where the machine allows), into one CSV.
+GRADE_CSV   ?= grades.csv
+grade-all: $(GRADERS:%=$(B)/bin/%)
+	@if [ -z "$(SUBMISSIONS)" ]; then \
+	  echo "make grade-all: SUBMISSIONS=DIR names the folder of students' folders or tarballs" >&2; exit 2; fi
+	@sh $(TOOLS)/grade-all.sh $(B) "$(CC) $(CPPFLAGS) $(CFLAGS)" "$(OPT) $(TEST_LDLIBS)" \
+	  "$(SUBMISSIONS)" "$(GRADE_CSV)" $(NW)
+	@echo "grade-all: $(GRADE_CSV)"
+
 # ---------------------------------------------------------------- check
-check: check-tangle check-unit check-cli $(if $(STUDENT_EDITION),,check-exercises check-graders)
-	@sh $(TOOLS)/summary.sh $(B)/check
+# make check runs every check, on past a failure (-k), then counts: every
+# check named in CHECK_LOGS must have left its log, a failed one included
+# (.PRECIOUS keeps it from .DELETE_ON_ERROR); a missing log counts as a
+# failure. Logs of an earlier run are removed first (check-fresh).
+check:
+	@$(MAKE) --no-print-directory -k check-all; rc=$$?; \
+	  sh $(TOOLS)/summary.sh $(B)/check $(notdir $(CHECK_LOGS)) || rc=1; exit $$rc
+check-all: check-tangle check-unit check-cli $(if $(STUDENT_EDITION),,check-exercises check-graders check-grade-all)
+CHECK_LOGS   = $(UNIT_TESTS:%=$(B)/check/%.log) $(CLI_TESTS:tests/%.sh=$(B)/check/%.log) \
+               $(B)/check/tangle.log $(B)/check/html.log $(B)/check/tsan_ch10_gpu.log \
+               $(if $(STUDENT_EDITION),,$(B)/check/exercises.log $(B)/check/graders.log \
+                 $(B)/check/grade-all.log)
+.PHONY: check-all check-fresh
+check-fresh:
+	@mkdir -p $(B)/check && rm -f $(B)/check/*.log $(B)/check/*.log.tmp
+
+# grade-all on a made-up class: a correct, a wrong, an endless and an
+# unreadable submission, each row checked.
+check-grade-all: $(GRADERS:%=$(B)/bin/%) | check-fresh
+	@mkdir -p $(B)/check
+	@echo "== grade-all"
+	@sh $(TOOLS)/test-grade-all.sh $(B) "$(CC) $(CPPFLAGS) $(CFLAGS)" "$(OPT) $(TEST_LDLIBS)" $(NW) \
+	  > $(B)/check/grade-all.log.tmp 2>&1; rc=$$?; cat $(B)/check/grade-all.log.tmp; \
+	  mv $(B)/check/grade-all.log.tmp $(B)/check/grade-all.log; exit $$rc
 
 # Every chapter's exercises in the book's one format (exercises.py check).
-check-exercises: | $(B)/deps.stamp
+check-exercises: | $(B)/deps.stamp check-fresh
 	@mkdir -p $(B)/check
 	@echo "== exercises"
 	@python3 $(TOOLS)/exercises.py check $(NW) > $(B)/check/exercises.log.tmp 2>&1; rc=$$?; \
 	  grep -v '^ok' $(B)/check/exercises.log.tmp; mv $(B)/check/exercises.log.tmp $(B)/check/exercises.log; exit $$rc
 
 # Every grader passes its solution and fails its starter and its wrong variant.
-check-graders: $(GRADERS:%=$(B)/bin/%)
+check-graders: $(GRADERS:%=$(B)/bin/%) | check-fresh
 	@mkdir -p $(B)/check
 	@echo "== graders"
 	@sh $(TOOLS)/prove-graders.sh $(B) "$(CC) $(CPPFLAGS) $(CFLAGS)" "$(OPT) $(TEST_LDLIBS)" $(NW) \
@@ -326,13 +381,15 @@ check-graders: $(GRADERS:%=$(B)/bin/%)
 
 # Unit tests run one binary per make job; each leaves a log for the summary.
 check-unit: $(UNIT_TESTS:%=$(B)/check/%.log)
-$(B)/check/%.log: $(B)/bin/% FORCE
+.PRECIOUS: $(UNIT_TESTS:%=$(B)/check/%.log) $(CLI_TESTS:tests/%.sh=$(B)/check/%.log) \
+           $(B)/check/html.log $(B)/check/tsan_ch10_gpu.log
+$(B)/check/%.log: $(B)/bin/% FORCE | check-fresh
 	@mkdir -p $(B)/check
 	@echo "== $*"
 	@$< --jobs=1 > $@.tmp 2>&1; rc=$$?; cat $@.tmp; mv $@.tmp $@; exit $$rc
 
 check-cli: $(CLI_TESTS:tests/%.sh=$(B)/check/%.log)
-$(B)/check/cli_%.log: tests/cli_%.sh $(PROGRAMS) FORCE
+$(B)/check/cli_%.log: tests/cli_%.sh $(PROGRAMS) FORCE | check-fresh
 	@mkdir -p $(B)/check
 	@echo "== cli_$*"
 	@sh $< > $@.tmp 2>&1; rc=$$?; cat $@.tmp; mv $@.tmp $@; exit $$rc
@@ -345,12 +402,12 @@ $(B)/check/cli_%.log: tests/cli_%.sh $(PROGRAMS) FORCE
 # (make check runs it too: prerequisites add up across rules.)
 .PHONY: check-html clean-html metrics
 # Not part of check: the reading path in numbers, from the built book.
-metrics: book/index.html book/flash-attention.pdf
+metrics: book/index.html book/flash-attention.pdf book/flash-attention-program.pdf
 	python3 $(TOOLS)/book-metrics.py $(if $(METRICS_BEFORE),--before $(METRICS_BEFORE)) .
 
-check: check-html
+check-all: check-html
 check-html: $(B)/check/html.log
-$(B)/check/html.log: book/index.html book/flash-attention.pdf $(TOOLS)/check-html.py FORCE
+$(B)/check/html.log: book/index.html book/flash-attention.pdf book/flash-attention-program.pdf $(TOOLS)/check-html.py FORCE | check-fresh
 	@mkdir -p $(B)/check
 	@echo "== html"
 	@{ python3 $(TOOLS)/check-html.py --self-test && \
@@ -358,7 +415,7 @@ $(B)/check/html.log: book/index.html book/flash-attention.pdf $(TOOLS)/check-htm
 	  cat $@.tmp; mv $@.tmp $@; exit $$rc
 
 # The committed tangled files must be exactly what chapters/ tangles to.
-check-tangle: | $(B)/deps.stamp
+check-tangle: | $(B)/deps.stamp check-fresh
 	@mkdir -p $(B)/check
 	@sh $(TOOLS)/tangle-check.sh $(NW) > $(B)/check/tangle.log.tmp 2>&1; rc=$$?; \
 	  cat $(B)/check/tangle.log.tmp; mv $(B)/check/tangle.log.tmp $(B)/check/tangle.log; exit $$rc
@@ -417,7 +474,7 @@ clean-html:
 	rm -f book/*.html book/book.css
 
 clean:
-	rm -rf $(B) book/index.html book/flash-attention.pdf book/katex book/fig book/instructor dist $(PROGRAMS) \
+	rm -rf $(B) book/index.html book/flash-attention.pdf book/flash-attention-program.pdf book/katex book/fig book/instructor dist $(PROGRAMS) \
 	  $(patsubst tangled/%.c,%,$(wildcard tangled/*.c))
 
 # ================================================================ CUDA (chapter 10)
@@ -504,7 +561,7 @@ $(B)/tsan/ch10_gpu: $(B)/tsan/tangled/ch10_gpu.o $(KERNEL_SRC:%.c=$(B)/tsan/%.o)
 -include $(shell find $(B)/tsan -name '*.d' 2>/dev/null)
 
 check-tsan: $(B)/check/tsan_ch10_gpu.log
-$(B)/check/tsan_ch10_gpu.log: $(B)/tsan/ch10_gpu FORCE
+$(B)/check/tsan_ch10_gpu.log: $(B)/tsan/ch10_gpu FORCE | check-fresh
 	@mkdir -p $(B)/check
 	@echo "== ch10_gpu's emulated kernels under ThreadSanitizer"
 	@for args in "--heads 2 --seq 37 --seq-k 45 --dim 16" "--seq 20 --dim 3" \
@@ -513,4 +570,28 @@ $(B)/check/tsan_ch10_gpu.log: $(B)/tsan/ch10_gpu FORCE
 	  then echo "ok - no data race: ch10_gpu $$args"; \
 	  else cat $@.out; echo "not ok - ThreadSanitizer: ch10_gpu $$args"; fi; \
 	done > $@.tmp; rm -f $@.out; cat $@.tmp; mv $@.tmp $@; ! grep -q '^not ok' $@
-check: check-tsan
+check-all: check-tsan
+
+# ---------------------------------------------------------------- portability
+# make check-portable: chapters 8-10's unit tests once more, as other x86-64
+# machines run them: OpenBLAS forced to its Prescott and its Haswell kernels,
+# the vector paths capped at AVX2 (FA_ISA=avx2, where the CPU has AVX-512),
+# and a build for x86-64-v3 (no AVX-512 in any compiled loop) into $(B)/v3,
+# run under FA_ISA=avx2 where the CPU can run it. One line per variant and test.
+PORTABLE    := $(filter test_ch08_% test_ch09_% test_ch10_%,$(UNIT_TESTS))
+V3_OPT      := -O2 -march=x86-64-v3 -fvect-cost-model=dynamic
+.PHONY: check-portable
+check-portable: $(PORTABLE:%=$(B)/bin/%) $(PORTABLE:%=$(B)/v3/bin/%)
+	@sh $(TOOLS)/check-portable.sh $(B) $(PORTABLE)
+
+$(B)/v3/obj/%.o: $(B)/L/%.c $(B)/flags.txt | $(B)/roots.mk
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CSTD) $(V3_OPT) -g -MMD -MP -c $< -o $@
+$(B)/v3/obj/%.chapter.o: $(B)/L/%.c $(B)/flags.txt | $(B)/roots.mk
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CSTD) $(V3_OPT) -g -MMD -MP -Dmain=chapter_main -c $< -o $@
+$(B)/v3/bin/test_%: $(B)/v3/obj/tests/test_%.o $(B)/v3/obj/tangled/%.chapter.o \
+    $(KERNEL_SRC:%.c=$(B)/v3/obj/%.o)
+	@mkdir -p $(dir $@)
+	$(CC) $(V3_OPT) -o $@ $^ $(TEST_LDLIBS)
+-include $(shell find $(B)/v3 -name '*.d' 2>/dev/null)

@@ -39,16 +39,28 @@ double time_median(void (*fn)(void *ctx), void *ctx, int warmup, int repeats)
     return time_spread(fn, ctx, warmup, repeats).median;
 }
 
+static double monotonic_clock(void *ctx)
+{
+    (void)ctx;
+    return now_seconds();
+}
+
 spread time_spread(void (*fn)(void *ctx), void *ctx, int warmup, int repeats)
+{
+    return time_spread_on(monotonic_clock, fn, ctx, warmup, repeats);
+}
+
+spread time_spread_on(double (*clock)(void *ctx), void (*fn)(void *ctx), void *ctx,
+                      int warmup, int repeats)
 {
     size_t n = repeats < 1 ? 1 : (size_t)repeats;
     double *times = bookkeeping_alloc(n * sizeof *times);
     for (int i = 0; i < warmup; i++)
         fn(ctx);
     for (size_t i = 0; i < n; i++) {
-        double start = now_seconds();
+        double start = clock(ctx);
         fn(ctx);
-        times[i] = now_seconds() - start;
+        times[i] = clock(ctx) - start;
     }
     spread s = spread_of(times, n);
     free(times);

@@ -14,5 +14,8 @@ typedef struct { double median, min, max; } spread;
 spread spread_of(double *x, size_t n);
 /* like time_median, with the fastest and slowest of the timed repeats */
 spread time_spread(void (*fn)(void *ctx), void *ctx, int warmup, int repeats);
+/* time_spread on another clock: clock(ctx) in seconds (the tests' clock) */
+spread time_spread_on(double (*clock)(void *ctx), void (*fn)(void *ctx), void *ctx,
+                      int warmup, int repeats);
 
 #endif

@@ -28,13 +28,13 @@ static void report_traffic(report *r, attention_shape s, double tbs)
         double bytes = st->read_bytes + st->write_bytes;
         table_rowf(t, "%s|%s|%s|%s|%s|%s", st->step, st->reads, st->writes,
                    fmt_bytes(rb, st->read_bytes), fmt_bytes(wb, st->write_bytes),
-                   fmt_num(ms, transfer_ms(bytes, tbs)));
+                   fmt_sig(ms, transfer_ms(bytes, tbs), 2));
         read_total += st->read_bytes;
         write_total += st->write_bytes;
     }
     table_rowf(t, "total|||%s|%s|%s", fmt_bytes(rb, read_total),
                fmt_bytes(wb, write_total),
-               fmt_num(ms, transfer_ms(read_total + write_total, tbs)));
+               fmt_sig(ms, transfer_ms(read_total + write_total, tbs), 2));
     report_note(r, "The shape and its traffic, as the chapter quotes them:");
     report_factf(r, "seq", "%zu", s.seq);
     report_factf(r, "heads", "%zu", s.heads);
@@ -49,7 +49,7 @@ static void report_traffic(report *r, attention_shape s, double tbs)
     report_fact(r, "operand_total", fmt_bytes(buf, operands));
     report_fact(r, "traffic_ratio",
                 fmt_int(buf, llround(score_traffic / operands)));
-    report_fact(r, "naive_ms", fmt_num(buf, transfer_ms(total, tbs)));
+    report_fact(r, "naive_ms", fmt_sig(buf, transfer_ms(total, tbs), 2));
 }
 
 static void report_sram_facts(report *r, attention_shape s, double tbs)
@@ -65,12 +65,12 @@ static void report_sram_facts(report *r, attention_shape s, double tbs)
     report_factf(r, "sm_sram", "%d KiB", a100->sram_kib);
     report_factf(r, "a100_sms", "%d", a100->sms);
     report_fact(r, "all_sram", fmt_bytes(buf, all));
-    report_fact(r, "share_sm", fmt_num(buf, 100 * sm / scores));
-    report_fact(r, "share_all", fmt_num(buf, 100 * all / scores));
+    report_fact(r, "share_sm", fmt_sig(buf, 100 * sm / scores, 2));
+    report_fact(r, "share_all", fmt_sig(buf, 100 * all / scores, 2));
     report_fact(r, "times_sm", fmt_int(buf, llround(scores / sm)));
     report_fact(r, "times_all", fmt_int(buf, llround(scores / all)));
     report_factf(r, "tbs", "%.1f", tbs);
-    report_fact(r, "pass_ms", fmt_num(buf, transfer_ms(scores, tbs)));
+    report_fact(r, "pass_ms", fmt_sig(buf, transfer_ms(scores, tbs), 2));
 }
 
 static void report_gpus(report *r, attention_shape s)
@@ -88,12 +88,12 @@ static void report_gpus(report *r, attention_shape s)
     for (int i = 0; i < GPU_COUNT; i++) {
         const gpu_spec *g = &gpu_specs[i];
         char total[32], share[32], pass[32], all[32];
-        fmt_num(share, 100 * gpu_sram_bytes(g) / scores);
+        fmt_sig(share, 100 * gpu_sram_bytes(g) / scores, 2);
         table_rowf(t, "%s|%g|%g|%d|%d KiB|%s|%s%%|%s|%s", g->name, g->hbm_gb,
                    g->hbm_tbs, g->sms, g->sram_kib,
                    fmt_bytes(total, gpu_sram_bytes(g)), share,
-                   fmt_num(pass, transfer_ms(scores, g->hbm_tbs)),
-                   fmt_num(all, transfer_ms(naive, g->hbm_tbs)));
+                   fmt_sig(pass, transfer_ms(scores, g->hbm_tbs), 2),
+                   fmt_sig(all, transfer_ms(naive, g->hbm_tbs), 2));
     }
 }
 

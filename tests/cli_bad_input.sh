@@ -120,30 +120,30 @@ for p in $programs; do
     refuse "$p $size zero" $prog "$@" $size 0
     refuse "$p $size negative" $prog "$@" $size -5
     refuse "$p $size of 23 digits" $prog "$@" $size 99999999999999999999999
-    refuse "$p newline in a value (defect 8)" $prog "$@" $size "$(printf '1\n2')"
+    refuse "$p newline in a value" $prog "$@" $size "$(printf '1\n2')"
     refuse "$p $size with a space after the number" $prog "$@" $size "8 "
     refuse "$p $size with a space before the number" $prog "$@" $size " 8"
-    refuse "$p escape in an option (defect 8)" $prog "$@" "--$(printf '\033[2J')"
+    refuse "$p escape in an option" $prog "$@" "--$(printf '\033[2J')"
     measuring=; [ $p = ch01 ] && measuring='^ch01_memory_ladder: (writing|read |chase |.*FMA: )'
-    refuse "$p --data '' (defect 7)" $prog "$@" --data ''
+    refuse "$p --data ''" $prog "$@" --data ''
     progress=$measuring; expect="^$prog: error: "
     refuse "$p --data under a plain file, named" $prog "$@" --data plain/figures
     limit='ulimit -S -f 0'; stdout=/dev/null; progress=$measuring
-    refuse "$p --data on a full disk (defect 5)" $prog "$@" --data data
+    refuse "$p --data on a full disk" $prog "$@" --data data
     stdout=/dev/full; progress=$measuring
-    refuse "$p stdout is /dev/full (defect 4)" $prog "$@"
+    refuse "$p stdout is /dev/full" $prog "$@"
     stdout=/dev/full; progress=$measuring
-    refuse "$p --json to /dev/full (defect 4)" $prog "$@" --json
+    refuse "$p --json to /dev/full" $prog "$@" --json
     stdout=closed
-    refuse "$p stdout closed (defect 4)" $prog "$@"
+    refuse "$p stdout closed" $prog "$@"
 done
 qkv="--q q.npy --k k.npy --v v.npy"
-refuse "ch04 --out is --q (defect 2)" ch04_tiled $qkv --out q.npy
-refuse "ch04 --out is ./k.npy (defect 2)" ch04_tiled $qkv --out ./k.npy
-refuse "ch04 --out is a named pipe (defect 3)" ch04_tiled $qkv --out pipe
+refuse "ch04 --out is --q" ch04_tiled $qkv --out q.npy
+refuse "ch04 --out is ./k.npy" ch04_tiled $qkv --out ./k.npy
+refuse "ch04 --out is a named pipe" ch04_tiled $qkv --out pipe
 refuse "ch04 --out is a directory" ch04_tiled $qkv --out data
-refuse "ch04 --q is a named pipe (defect 9)" ch04_tiled --q pipe --k k.npy --v v.npy --out o.npy
-refuse "ch04 --out '' (defect 7)" ch04_tiled $qkv --out ''
+refuse "ch04 --q is a named pipe" ch04_tiled --q pipe --k k.npy --v v.npy --out o.npy
+refuse "ch04 --out ''" ch04_tiled $qkv --out ''
 refuse "ch04 --k missing" ch04_tiled --q q.npy --v v.npy --out o.npy
 refuse "ch04 --q does not exist" ch04_tiled --q nothing.npy --k k.npy --v v.npy --out o.npy
 limit='ulimit -S -f 0'
@@ -154,10 +154,10 @@ for f in truncated extra f8 big_endian fortran five_dims version4 unknown_key \
     refuse "ch04 --q $f.npy" ch04_tiled --q $f.npy --k k.npy --v v.npy --out o.npy
 done
 expect_not='extra data'
-refuse "ch04 header length one short (defect 12)" ch04_tiled --q short_length.npy \
+refuse "ch04 header length one short" ch04_tiled --q short_length.npy \
     --k k.npy --v v.npy --out o.npy
 expect_not='batch or heads'
-refuse "ch04 --q 3-d, --k 2-d (defect 12)" ch04_tiled --q q3.npy --k k.npy --v v.npy --out o.npy
+refuse "ch04 --q 3-d, --k 2-d" ch04_tiled --q q3.npy --k k.npy --v v.npy --out o.npy
 refuse "ch04 --k with another d" ch04_tiled --q q.npy --k k_d5.npy --v k_d5.npy --out o.npy
 refuse "ch04 --v longer than --k" ch04_tiled --q q.npy --k k.npy --v v_longer.npy --out o.npy
 refuse "ch04 --q of one dimension" ch04_tiled --q q1.npy --k k.npy --v v.npy --out o.npy
@@ -165,9 +165,9 @@ refuse "ch04 --block-q 0" ch04_tiled $qkv --out o.npy --block-q 0
 refuse "ch04 --block-k 5000" ch04_tiled $qkv --out o.npy --block-k 5000
 refuse "ch04 --window -1" ch04_tiled $qkv --out o.npy --window -1
 refuse "ch04 --scale nan" ch04_tiled $qkv --out o.npy --scale nan
-refuse "ch04 --save '' (defect 7)" ch04_tiled --seq 8 --heads 1 --dim 4 --save ''
+refuse "ch04 --save ''" ch04_tiled --seq 8 --heads 1 --dim 4 --save ''
 limit='ulimit -S -f 2'; stdout=/dev/null
-refuse "ch04 --save is all or none (defect 6)" ch04_tiled --seq 8 --seq-k 200 \
+refuse "ch04 --save is all or none" ch04_tiled --seq 8 --seq-k 200 \
     --heads 1 --dim 4 --save saved
 qkv="--q q.npy --k k.npy --v v.npy"; dout="--dout dout.npy"
 refuse "ch08 --out is ./q.npy" ch08_fused_timing $qkv --out ./q.npy
@@ -231,7 +231,7 @@ peak_mib() {   # peak_mib: the peak resident set of the last case, in MiB
 huge() {   # huge NAME PROGRAM ARGS...: refused, named, and refused before allocating
     name=$1; shift
     limit='ulimit -S -v 4194304'; stdout=/dev/null; expect="^$1: error: "
-    refuse "$name (defect 10)" "$@"
+    refuse "$name" "$@"
     peak=$( (cd "$scratch" && limit='ulimit -S -v 4194304' &&
              eval "$limit" && python3 -c 'import subprocess, resource, sys
 try: subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)

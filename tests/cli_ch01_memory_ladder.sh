@@ -40,13 +40,13 @@ score_bytes_exact|2,147,483,648
 score_passes|4
 operand_total|64.0 MiB
 traffic_ratio|128
-naive_ms|4.3285
+naive_ms|4.3
 all_sram|20.2 MiB
 share_sm|0.0092
-share_all|0.9888
+share_all|0.99
 times_sm|10,923
 times_all|101
-pass_ms|1.0737
+pass_ms|1.1
 RECEIPTS
 [ -s "$tmp/data/ch01_ladder.dat" ] && [ -s "$tmp/data/ch01_machine.txt" ] \
     && ok "--data writes both files" || not_ok "--data writes both files"

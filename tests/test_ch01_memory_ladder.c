@@ -27,17 +27,17 @@ Test(ch01, vendor_figures_are_the_datasheets)
 
 Test(ch01, the_gpus_against_the_score_matrix)
 {
-    static const char *const share[] = { "0.9888", "1.6113", "1.6113" },
-        *const pass[] = { "1.0532", "0.6410", "0.4474" },
-        *const naive[] = { "4.2457", "2.5842", "1.8036" };
+    static const char *const share[] = { "0.99", "1.6", "1.6" },
+        *const pass[] = { "1.1", "0.64", "0.45" },
+        *const naive[] = { "4.2", "2.6", "1.8" };
     double s = score_bytes(demo_shape), all = naive_total_bytes(demo_shape);
     char buf[32];
     for (int i = 0; i < 3; i++) {
         const gpu_spec *g = &gpu_specs[i];
-        cr_expect_str_eq(fmt_num(buf, 100 * gpu_sram_bytes(g) / s),
+        cr_expect_str_eq(fmt_sig(buf, 100 * gpu_sram_bytes(g) / s, 2),
                          share[i]);
-        cr_expect_str_eq(fmt_num(buf, transfer_ms(s, g->hbm_tbs)), pass[i]);
-        cr_expect_str_eq(fmt_num(buf, transfer_ms(all, g->hbm_tbs)),
+        cr_expect_str_eq(fmt_sig(buf, transfer_ms(s, g->hbm_tbs), 2), pass[i]);
+        cr_expect_str_eq(fmt_sig(buf, transfer_ms(all, g->hbm_tbs), 2),
                          naive[i]);
     }
 }
@@ -54,8 +54,8 @@ Test(ch01, sram_holds_a_sliver_of_it)
     char buf[32];
     double s = score_bytes(demo_shape);
     double sm = sm_sram_bytes(a100_spec), all = gpu_sram_bytes(a100_spec);
-    cr_expect_str_eq(fmt_num(buf, 100 * sm / s), "0.0092");
-    cr_expect_str_eq(fmt_num(buf, 100 * all / s), "0.9888");
+    cr_expect_str_eq(fmt_sig(buf, 100 * sm / s, 2), "0.0092");
+    cr_expect_str_eq(fmt_sig(buf, 100 * all / s, 2), "0.99");
     cr_expect_str_eq(fmt_bytes(buf, all), "20.2 MiB");
     cr_expect_eq(llround(s / sm), 10923);
     cr_expect_eq(llround(s / all), 101);
@@ -65,7 +65,7 @@ Test(ch01, one_pass_takes_1_1_ms)
 {
     char buf[32];
     double ms = transfer_ms(score_bytes(demo_shape), 2.0);
-    cr_expect_str_eq(fmt_num(buf, ms), "1.0737");
+    cr_expect_str_eq(fmt_sig(buf, ms, 2), "1.1");
     cr_expect(fabs(ms - 1.1) < 0.05);
 }
 
@@ -85,7 +85,7 @@ Test(ch01, naive_traffic_moves_the_scores_four_times)
     cr_expect(naive_total_bytes(demo_shape) == total);
     cr_expect(total / (4 * op) - 1 == 128.0);
     char buf[32];
-    cr_expect_str_eq(fmt_num(buf, transfer_ms(total, 2.0)), "4.3285");
+    cr_expect_str_eq(fmt_sig(buf, transfer_ms(total, 2.0), 2), "4.3");
 }
 
 static void swallow_output(void)

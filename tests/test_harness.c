@@ -984,27 +984,26 @@ Test(isa_cap, an_unknown_value_is_a_usage_error)
     cr_assert_str_eq(c.out, "");
 }
 
-typedef struct { int calls; } call_counter;
+typedef struct { int calls; double now; } call_counter;
 
-static const long sleep_ms[7] = { 1, 1, 200, 3, 1, 4, 2 };
+static const long step_ms[7] = { 1, 1, 200, 3, 1, 4, 2 };
 
-static void sleep_by_call(void *ctx)
+static void step_by_call(void *ctx)
 {
     call_counter *c = ctx;
-    long ms = sleep_ms[c->calls++ % 7];
-    struct timespec ts = { ms / 1000, ms % 1000 * 1000000L };
-    nanosleep(&ts, NULL);
+    c->now += step_ms[c->calls++ % 7] / 1000.0;
 }
+
+static double counter_clock(void *ctx) { return ((call_counter *)ctx)->now; }
 
 Test(timing, the_median_ignores_one_slow_run)
 {
-    call_counter c = { 0 };
-    double t0 = now_seconds();
-    double median = time_median(sleep_by_call, &c, 2, 5);
-    double elapsed = now_seconds() - t0;
+    call_counter c = { 0, 0.0 };
+    const spread s = time_spread_on(counter_clock, step_by_call, &c, 2, 5);
     cr_assert_eq(c.calls, 7);
-    cr_assert(median >= 0.003 && median < 0.030, "median %f", median);
-    cr_assert(elapsed >= 0.212, "elapsed %f", elapsed);
+    cr_assert(fabs(s.median - 0.003) < 1e-12, "median %.17g", s.median);
+    cr_assert(fabs(s.min - 0.001) < 1e-12 && fabs(s.max - 0.200) < 1e-12,
+              "min %.17g, max %.17g", s.min, s.max);
 }
 
 Test(data, data_files_create_their_directories)

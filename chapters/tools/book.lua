@@ -21,6 +21,14 @@
 --       \nwchunktitle / nwxref (defined in latex-header.tex), receipts into
 --       small breakable Verbatim, wide tables into smaller type, the
 --       identifier index into two columns.
+-- Volumes (LaTeX only; metadata nwvolume=reader, nwother=PROGRAM.aux,
+--       nwotherpdf=FILE.pdf): the reader's book leaves out every "## The
+--       program" and "## The tests" section, every section whose heading
+--       has the class .complete (down to the next heading of its level or
+--       above), every ::: {.complete} div and the indexes.  A link to
+--       something left out names the other volume and its page there (read
+--       from that volume's .aux): "(Program, p. 412)".  Without nwvolume the
+--       whole book is woven: the complete program.
 
 local is_latex = FORMAT:match('latex') ~= nil or FORMAT:match('beamer') ~= nil
 local is_html = FORMAT:match('html') ~= nil
@@ -88,6 +96,78 @@ local function anchor_of(label)
   return 'chunk-' .. label:gsub('%.', '-')
 end
 
+-- ------------------------------------------------------------------ volumes
+--
+-- The reader's volume (see the header): what it leaves out, the ids that
+-- stay, and the pages of the other volume.
+
+local volume = { reader = false, present = nil, pages = {}, pdf = '' }
+
+local function is_absent(id)
+  return volume.reader and volume.present ~= nil and not volume.present[id]
+end
+
+local function complete_only(b)
+  if b.t ~= 'Header' then return false end
+  if has_class(b, 'complete') then return true end
+  if b.level == 2 then
+    local t = pandoc.utils.stringify(b.content)
+    return t == 'The program' or t == 'The tests'
+  end
+  return false
+end
+
+local function reader_blocks(blocks)
+  local out, skip = {}, nil
+  for _, b in ipairs(blocks) do
+    if b.t == 'Div' and has_class(b, 'nw-file') then
+      skip = nil
+    elseif skip and b.t == 'Header' and b.level <= skip then
+      skip = nil
+    end
+    if not skip and complete_only(b) then skip = b.level end
+    if not skip and not (b.t == 'Div' and has_class(b, 'complete')) then
+      table.insert(out, b)
+    end
+  end
+  return out
+end
+
+local function read_other_pages(path)
+  local f = io.open(path, 'r')
+  if not f then
+    io.stderr:write('book.lua: warning: ' .. path .. ' not found: no pages for the other volume\n')
+    return {}
+  end
+  local pages = {}
+  for line in f:lines() do
+    local id, page = line:match('^\\newlabel{([^}]*)}{{[^{}]*}{([^{}]*)}')
+    if id then pages[id] = page end
+  end
+  f:close()
+  return pages
+end
+
+local function collect_ids(doc)
+  local ids = {}
+  local function add(el)
+    if el.identifier and el.identifier ~= '' then ids[el.identifier] = true end
+  end
+  doc:walk({ Header = add, Div = add, Span = add, Image = add, Code = add,
+             CodeBlock = add, Link = add, Table = add })
+  return ids
+end
+
+-- "Program, p. 412" (linked to the other PDF) for an id left out of this volume.
+local function other_ref(id)
+  local page = volume.pages[id]
+  local where = page and ('p.\\nobreakspace ' .. page) or 'the complete program'
+  if volume.pdf ~= '' and page then
+    where = '\\href{' .. volume.pdf .. '\\#' .. id .. '}{' .. where .. '}'
+  end
+  return '\\emph{Program},\\nobreakspace ' .. where
+end
+
 -- noweb2md marks an identifier defined in another chunk as
 -- U+E000 name U+E001 anchor U+E002; it becomes a link to that chunk.
 local ID_OPEN, ID_MID, ID_CLOSE = '\u{E000}', '\u{E001}', '\u{E002}'
@@ -144,7 +224,12 @@ local function link_refs(cb, anchor)
   if is_latex and not raw:find('\\begin{Highlighting}', 1, true) then return plain end
   for _, r in ipairs(refs) do
     local rep
-    if r.ident and is_latex then
+    if r.ident and is_absent(r.target) then
+      rep = is_latex and verb_escape(r.ident) or html_escape(r.ident)
+    elseif r.label and is_absent(anchor_of(r.label)) then
+      rep = '\u{27E8}' .. (is_latex and verb_escape(r.name) or html_escape(r.name))
+        .. ' ' .. r.label .. '\u{27E9}'
+    elseif r.ident and is_latex then
       rep = '\\hyperlink{' .. r.target .. '}{' .. verb_escape(r.ident) .. '}'
     elseif r.ident then
       rep = '<a class="ident" href="#' .. r.target .. '">' .. html_escape(r.ident) .. '</a>'
@@ -498,18 +583,64 @@ function Pandoc(doc)
   if is_html then
     number_floats(doc.blocks, { kind = 'other', prefix = '', chap = '' })
   end
+  if is_latex and doc.meta.nwvolume
+      and pandoc.utils.stringify(doc.meta.nwvolume) == 'reader' then
+    volume.reader = true
+    doc.blocks = reader_blocks(doc.blocks)
+    doc = doc:walk({ Div = function(d)
+      if has_class(d, 'complete') then return {} end
+    end })
+    volume.present = collect_ids(doc)
+    if doc.meta.nwother then
+      volume.pages = read_other_pages(pandoc.utils.stringify(doc.meta.nwother))
+    end
+    if doc.meta.nwotherpdf then volume.pdf = pandoc.utils.stringify(doc.meta.nwotherpdf) end
+  end
   if is_latex then
-    -- chunk references in cross references and indexes: page numbers
+    -- chunk references in cross references and indexes: page numbers; in
+    -- the reader's volume those left out name the other volume's pages
     doc = doc:walk({ Span = function(sp)
       if not has_class(sp, 'nw-refs') then return nil end
-      local targets = {}
+      local here, there = {}, {}
       pandoc.walk_inline(sp, { Link = function(l)
         local t = l.target:match('^#(.+)$')
-        if t then table.insert(targets, t) end
+        if t then table.insert(is_absent(t) and there or here, t) end
       end })
-      if #targets == 0 then return nil end
-      return pandoc.RawInline('latex', '\\nwpages{' .. table.concat(targets, ',') .. '}')
+      if #here + #there == 0 then return nil end
+      local parts = {}
+      if #here > 0 then
+        table.insert(parts, '\\nwpages{' .. table.concat(here, ',') .. '}')
+      end
+      if #there > 0 then
+        local seen, pages = {}, {}
+        for _, t in ipairs(there) do
+          local p = volume.pages[t] or '?'
+          if not seen[p] then
+            seen[p] = true
+            local txt = p
+            if volume.pdf ~= '' and p ~= '?' then
+              txt = '\\href{' .. volume.pdf .. '\\#' .. t .. '}{' .. p .. '}'
+            end
+            table.insert(pages, txt)
+          end
+        end
+        table.insert(parts, '\\emph{Program}\\nobreakspace '
+          .. (#pages > 1 and 'pp.' or 'p.') .. '\\nobreakspace ' .. table.concat(pages, ', '))
+      end
+      return pandoc.RawInline('latex', table.concat(parts, '; '))
     end })
+    if volume.reader then
+      -- a link in the prose to something left out: its text, then where it is
+      doc = doc:walk({ Link = function(l)
+        local t = l.target:match('^#(.+)$')
+        if not t or not is_absent(t) then return nil end
+        local out = {}
+        for _, x in ipairs(l.content) do table.insert(out, x) end
+        table.insert(out, pandoc.Space())
+        table.insert(out, pandoc.RawInline('latex', '(' .. other_ref(t) .. ')'))
+        return out
+      end })
+    end
   end
   local state = { kind = 'other', prefix = '' }
   doc.blocks = walk_blocks(doc.blocks, state)

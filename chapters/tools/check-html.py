@@ -18,14 +18,20 @@ chapters/tools/summary.sh counts):
 * ids: no id appears twice on a page;
 * frame: every page but index.html carries the contents and previous / next
   links; index.html links to every page;
+* identifiers: every link from a name in code (a.ident) lands on a chunk
+  that defines that name (its "Defines" line), in the same language family
+  (C with CUDA, shell, Python, gnuplot), and no such link stands inside a
+  comment or a string literal (the highlighter's co, st, ... spans);
 * numbers: with --aux (the PDF's LaTeX .aux), the figures and tables of the
   pages, in book order, carry the numbers the PDF gives them (figures and
   tables compared each in their own order: LaTeX may float a figure past a
   table).
 
 * rendered (--rendered, where headless Chromium is installed; otherwise one
-  skipped line): each page laid out 412 px wide, a phone, neither scrolls
-  sideways nor has a code block that needs a scroll bar.
+  skipped line): each page laid out 412 px wide, a phone, with its folds
+  open, does not scroll sideways; nothing reaches past the screen's edges
+  except inside a box that scrolls sideways (code, tables, maths, figures);
+  every figure is drawn at 80% of its natural size or more.
 
 --self-test runs the checks on a small sample book, sound and then broken
 in six ways, and asserts that each break is caught.
@@ -97,6 +103,108 @@ class Page(html.parser.HTMLParser):
         if self.skip == 0:
             for m in RAW_TEX.finditer(data):
                 self.tex.append(repr(data[max(0, m.start() - 20):m.end() + 20]))
+
+
+# Highlighter classes of comments and string literals (pandoc's skylighting).
+NOT_CODE = {"co", "cv", "do", "an", "in", "wa", "st", "vs", "ch"}
+FAMILY = {"c": "c", "cpp": "c", "bash": "sh", "python": "py", "makefile": "mk"}
+
+
+class Idents(html.parser.HTMLParser):
+    """The chunks of one page (language, names defined) and its links from
+    names in code."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.chunks = {}         # id -> {"lang": family, "defines": set()}
+        self.links = []          # (chunk id, href, name, classes around it)
+        self.chunk = None
+        self.spans = []
+        self.xref = 0            # depth inside a chunk-xref div
+        self.divs = []
+        self.xref_text = []
+        self.in_code = False
+        self.link = None
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        cls = (a.get("class") or "").split()
+        if tag == "div":
+            if "chunk" in cls:       # a chunk, or the preface's copy of one
+                self.chunk = a.get("id") or "example-%d" % len(self.chunks)
+                self.chunks[self.chunk] = {"lang": None, "defines": set()}
+            self.divs.append("chunk-xref" in cls)
+            if "chunk-xref" in cls:
+                self.xref_text = []
+        elif tag in ("code", "pre") and self.chunk and self.chunks[self.chunk]["lang"] is None:
+            if "sourceCode" in cls and len(cls) > 1:
+                self.chunks[self.chunk]["lang"] = FAMILY.get(cls[-1], cls[-1])
+            elif tag == "pre" and "code" in cls:
+                self.chunks[self.chunk]["lang"] = "gp"
+        elif tag == "span":
+            self.spans.append(set(cls))
+        elif tag == "a" and "ident" in cls:
+            self.link = [self.chunk, a.get("href") or "", "",
+                         set().union(*self.spans) if self.spans else set()]
+        if tag == "code" and any(self.divs):
+            self.in_code = True
+            self.xref_text.append("\x00")
+
+    def handle_endtag(self, tag):
+        if tag == "span" and self.spans:
+            self.spans.pop()
+        elif tag == "a" and self.link is not None:
+            self.links.append(tuple(self.link))
+            self.link = None
+        elif tag == "code" and self.in_code:
+            self.in_code = False
+            self.xref_text.append("\x01")
+        elif tag == "div" and self.divs:
+            if self.divs.pop() and self.chunk:
+                text = "".join(self.xref_text)
+                at = text.find("Defines ")
+                if at >= 0:
+                    self.chunks[self.chunk]["defines"] |= set(
+                        re.findall("\x00([^\x01]*)\x01", text[at:]))
+
+    def handle_data(self, data):
+        if self.link is not None:
+            self.link[2] += data
+        if any(self.divs):
+            self.xref_text.append(data)
+
+
+def check_idents(root, names, report):
+    """Every link from a name in code lands on a definition of that name in
+    the same language family, and none stands in a comment or a string."""
+    pages = {}
+    for name in names:
+        p = Idents()
+        with open(os.path.join(root, name), encoding="utf-8") as fh:
+            p.feed(fh.read())
+        p.close()
+        pages[name] = p
+    for name in names:
+        p = pages[name]
+        bad = []
+        for chunk, href, ident, around in p.links:
+            u = urlsplit(href)
+            q = pages.get(unquote(u.path) or name)
+            target = q.chunks.get(unquote(u.fragment)) if q else None
+            lang = p.chunks.get(chunk, {}).get("lang")
+            if target is None:
+                bad.append("%s in %s -> %s: not a chunk" % (ident, chunk, href))
+            elif ident not in target["defines"]:
+                bad.append("%s in %s -> %s, which does not define it" % (ident, chunk, href))
+            elif target["lang"] != lang:
+                bad.append("%s in %s (%s) -> %s, a %s definition"
+                           % (ident, chunk, lang, href, target["lang"]))
+            elif around & NOT_CODE:
+                bad.append("%s in %s -> %s: inside a comment or a string"
+                           % (ident, chunk, href))
+        if p.links or bad:
+            report(not bad, "%s: %d links from names in code land on a definition of "
+                   "that name in that language" % (name, len(p.links) - len(bad)), bad)
 
 
 def parse(path):
@@ -176,12 +284,31 @@ def self_test():
 # 640 px either way), and the body's scroll width is what would overflow.
 PROBE = """<style>html { width: %dpx; }</style><script>
 window.addEventListener('load', function () {
-  var wide = [];
-  document.querySelectorAll('pre').forEach(function (e) {
-    if (e.scrollWidth > e.clientWidth + 1) wide.push(e.textContent.slice(0, 40));
+  var W = %d, out = [], small = [];
+  document.querySelectorAll('details').forEach(function (d) { d.open = true; });
+  function boxed(e) {   /* inside a box that scrolls (or clips) sideways */
+    for (var p = e.parentElement; p && p !== document.body; p = p.parentElement) {
+      var o = getComputedStyle(p).overflowX;
+      if (o === 'auto' || o === 'scroll' || o === 'hidden') return true;
+    }
+    return false;
+  }
+  document.querySelectorAll('body *').forEach(function (e) {
+    var r = e.getBoundingClientRect();
+    if (r.width > 0 && (r.right > W + 1 || r.left < -1) && !boxed(e))
+      out.push(e.tagName.toLowerCase() + (e.className ? '.' + e.className : '') + ' '
+               + Math.round(r.left) + '..' + Math.round(r.right) + ' px: '
+               + (e.textContent || '').replace(/\\s+/g, ' ').slice(0, 50));
+  });
+  document.querySelectorAll('figure img').forEach(function (img) {
+    var r = img.getBoundingClientRect();
+    /* the figures are drawn 720 px wide (chapters/README.md): 80%% of it */
+    if (r.width < 576)
+      small.push(img.getAttribute('src') + ' drawn ' + Math.round(r.width) + ' px wide');
   });
   document.body.setAttribute('data-probe', JSON.stringify(
-    {client: document.body.clientWidth, scroll: document.body.scrollWidth, wide: wide}));
+    {client: document.body.clientWidth, scroll: document.body.scrollWidth,
+     wide: out.slice(0, 40), nwide: out.length, small: small}));
 });
 </script>"""
 
@@ -203,7 +330,7 @@ def probe_page(browser, root, name, width):
     with open(os.path.join(root, name), encoding="utf-8") as fh:
         text = fh.read()
     base = '<base href="file://%s/">' % os.path.abspath(root)
-    text = text.replace("<head>", "<head>\n" + base, 1).replace("</body>", PROBE % width + "</body>", 1)
+    text = text.replace("<head>", "<head>\n" + base, 1).replace("</body>", PROBE % (width, width) + "</body>", 1)
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, name)
         with open(path, "w", encoding="utf-8") as fh:
@@ -214,7 +341,7 @@ def probe_page(browser, root, name, width):
                                 "--user-data-dir=" + os.path.join(d, "profile"),
                                 "--window-size=%d,900" % width, "--virtual-time-budget=3000",
                                 "--dump-dom", "file://" + path],
-                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=120)
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=600)
         except (OSError, subprocess.TimeoutExpired) as e:
             return None, str(e)
     m = re.search(r'data-probe="([^"]*)"', p.stdout.decode("utf-8", "replace"))
@@ -225,8 +352,12 @@ def probe_page(browser, root, name, width):
 
 
 def check_rendered(root, names, report):
-    """Where headless Chromium is installed: at a phone's width (412 px) no
-    page scrolls sideways and no code block needs a scroll bar."""
+    """Where headless Chromium is installed, every page laid out at a
+    phone's width (412 px), its folds open: the page does not scroll
+    sideways, no element reaches past the screen's edges unless it sits in
+    a box that scrolls sideways (code, tables, display maths, figures), and
+    every figure is drawn at 80% of its size or more, so that its text stays
+    legible.  Without Chromium, one skipped line."""
     browser = chromium()
     if browser is None:
         print("ok - rendered pages not checked: no headless Chromium here # SKIP")
@@ -242,8 +373,11 @@ def check_rendered(root, names, report):
                "%s at 412 px: the page is %d px wide, no sideways scroll"
                % (name, got["scroll"]), ["page %d px in a %d px window"
                                         % (got["scroll"], got["client"])])
-        report(not got["wide"], "%s at 412 px: every code block fits its width" % name,
-               ["scrolls: %r" % w for w in got["wide"]])
+        report(not got["nwide"], "%s at 412 px: nothing reaches past the screen but "
+               "inside a box that scrolls" % name,
+               ["%d elements, among them:" % got["nwide"]] + got["wide"])
+        report(not got["small"], "%s at 412 px: every figure drawn at 80%% of its size "
+               "or more" % name, got["small"])
 
 
 def main(argv):
@@ -319,6 +453,7 @@ def main(argv):
         else:
             lacks = [c for c in ("book-toc", "page-nav") if c not in p.classes]
             report(not lacks, "%s: has the contents and previous / next links" % name, lacks)
+    check_idents(root, names, report)
     if rendered:
         check_rendered(root, names, report)
     if aux is not None:

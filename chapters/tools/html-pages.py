@@ -89,6 +89,23 @@ def drop_line_anchors(body):
                   r"\1", body)
 
 
+def scroll_tables(body):
+    """Every table that is not a receipt's (those have their own box) goes
+    in a box that scrolls sideways, caption and all, so that a wide table
+    never widens the page on a phone."""
+    out, pos = [], 0
+    for m in re.finditer(r'<table\b.*?</table>', body, re.S):
+        before = body[max(0, m.start() - 40):m.start()]
+        out.append(body[pos:m.start()])
+        if 'receipt-table' in before:
+            out.append(m.group(0))
+        else:
+            out.append('<div class="table-scroll">' + m.group(0) + '</div>')
+        pos = m.end()
+    out.append(body[pos:])
+    return "".join(out)
+
+
 # ---------------------------------------------------------------- folds
 
 # The closing parts of a chapter (chapters/README.md) and what each holds.
@@ -328,6 +345,7 @@ def main(argv=None):
         body = fh.read()
     tools = os.path.dirname(os.path.abspath(__file__))
     body = drop_line_anchors(body)
+    body = scroll_tables(body)
     body, nmath = render_maths(body, args.katex, tools)
     pages = split_pages(body)
     unresolved = link_pages(pages)

@@ -18,6 +18,15 @@ resulting pipeline stream and writes pandoc Markdown:
   small cross-reference block (continued in, continues, uses, used in / root,
   defines);
 * an "Index of chunks" and an "Index of identifiers" close the document;
+* identifiers link by language and scope (see Scopes below), not by name
+  alone as noweb's finduses marks them: never inside a comment or a string
+  literal, only to a definition in the same language family (C and CUDA
+  together; shell; Python; gnuplot; make), a C `static` name, a `#define`,
+  `typedef`, `enum` or `struct` of a .c file and every `main` only within
+  their own file, a chapter program's functions only from that chapter's
+  files, shell functions only within their script or from a script that
+  sources it, Python and gnuplot names only within their file; the index
+  of identifiers and the "uses"/"defines" lines list those links only;
 * receipts are spliced into the prose: {{prog.key}}, {{prog.table.name}} and
   {{prog.text}} read .build/receipts/prog.json and prog.txt.  A missing
   receipt is an error (exit status 1), so a broken weave fails the build.
@@ -399,6 +408,277 @@ def chunk_languages(st):
     return langs
 
 
+
+# ---------------------------------------------------------------------------
+# Scopes: which definition an identifier in code refers to
+
+
+FAMILY = {"c": "c", "cpp": "c", "bash": "sh", "python": "py", "": "gp", "makefile": "mk"}
+
+# Lexical states of the code scanners: only CODE holds references.
+CODE, COMMENT, LINE_COMMENT, STRING = "code", "comment", "line", "string"
+
+
+class Lexer:
+    """A small scanner for one language family: feed it the text of a chunk
+    piece by piece; .state says whether the next character is code."""
+
+    def __init__(self, family):
+        self.family = family
+        self.state = CODE
+        self.quote = None        # the delimiter of the open string
+        self.stack = []          # shell: "$(" inside double quotes
+        self.prev = "\n"
+
+    def feed(self, text):
+        i, n = 0, len(text)
+        while i < n:
+            ch = text[i]
+            nxt = text[i + 1] if i + 1 < n else ""
+            st = self.state
+            if ch == "\n":
+                if st in (LINE_COMMENT,) or (st == STRING and self.family in ("c", "gp")):
+                    self.state, self.quote = CODE, None
+                self.prev = ch
+                i += 1
+                continue
+            if st == CODE:
+                i = self.code_char(text, i, ch, nxt)
+                continue
+            if st == LINE_COMMENT:
+                pass
+            elif st == COMMENT:
+                if ch == "*" and nxt == "/":
+                    self.state = CODE
+                    i += 1
+            elif st == STRING:
+                q = self.quote
+                if ch == "\\" and q != "'sh":
+                    i += 1
+                elif self.family == "sh" and q == '"' and ch == "$" and nxt == "(":
+                    self.stack.append('"')
+                    self.state, self.quote = CODE, None
+                    i += 1
+                elif q in ('"""', "\'\'\'") and text.startswith(q, i):
+                    self.state, self.quote = CODE, None
+                    i += 2
+                elif q == "'sh" and ch == "'":
+                    self.state, self.quote = CODE, None
+                elif ch == q:
+                    self.state, self.quote = CODE, None
+            self.prev = text[i] if i < n else ch
+            i += 1
+
+    def code_char(self, text, i, ch, nxt):
+        f = self.family
+        if f == "c":
+            if ch == "/" and nxt == "*":
+                self.state = COMMENT
+                return i + 2
+            if ch == "/" and nxt == "/":
+                self.state = LINE_COMMENT
+                return i + 2
+            if ch in "\"'":
+                self.state, self.quote = STRING, ch
+        elif f in ("sh", "py", "gp", "mk"):
+            if ch == "#" and (f != "sh" or self.prev in " \t\n;(|&") and self.prev != "$":
+                self.state = LINE_COMMENT
+            elif f == "sh" and ch == ")" and self.stack:
+                self.stack.pop()
+                self.state, self.quote = STRING, '"'
+            elif f == "py" and (text.startswith('"""', i) or text.startswith("\'\'\'", i)):
+                self.state, self.quote = STRING, text[i:i + 3]
+                self.prev = ch
+                return i + 3
+            elif f == "sh" and ch == "'" and self.prev != "\\":
+                self.state, self.quote = STRING, "'sh"
+            elif f in ("sh", "py", "gp") and ch in "\"'" and self.prev != "\\":
+                self.state, self.quote = STRING, ch
+        self.prev = ch
+        return i + 1
+
+
+def code_idents(chunk, family):
+    """The positions (line index, part index) of the ident parts of CHUNK
+    that stand in code, not in a comment or a string literal."""
+    lex = Lexer(family)
+    keep = set()
+    for li, parts in enumerate(chunk.lines):
+        for pi, p in enumerate(parts):
+            if p[0] == "ident":
+                if lex.state == CODE:
+                    keep.add((li, pi))
+                lex.feed(p[1])
+            elif p[0] == "text":
+                lex.feed(p[1])
+            else:
+                lex.feed("x")          # a chunk reference: code
+        lex.feed("\n")
+    return keep
+
+
+def chunk_text(c):
+    return "\n".join("".join(p[1] if p[0] in ("text", "ident") else "" for p in parts)
+                     for parts in c.lines)
+
+
+def file_private(c, name, family, roots):
+    """True when NAME, as chunk C defines it, is visible only inside the
+    files C is tangled into: a C `static` name, a macro, type or enum of a
+    .c file (not a header), every `main`; Python, gnuplot and make names."""
+    if family in ("py", "gp", "mk"):
+        return True
+    if family != "c":
+        return False
+    if name == "main":
+        return True
+    if roots and all(r.endswith((".h", ".cuh", ".hpp")) for r in roots):
+        return False
+    text = chunk_text(c)
+    n = re.escape(name)
+    pats = [r"\bstatic\b[^;{}\n]*\b%s\b" % n, r"^\s*#\s*define\s+%s\b" % n,
+            r"\btypedef\b[^;]*\b%s\s*;" % n, r"\b(enum|struct|union)\s+%s\b" % n,
+            r"\benum\b[^;]*\{[^}]*\b%s\b" % n, r"\}\s*%s\s*;" % n]
+    return any(re.search(pt, text, re.M) for pt in pats)
+
+
+def program_of(root):
+    """The chapter a root file belongs to ("04" for tangled/ch04_tiled.c,
+    tests/test_ch04_tiled.c and tests/grade_4_2.c), or None for the
+    library (kernels/) and anything else."""
+    m = re.match(r"(tangled|tests)/(test_)?ch(\d+)_", root)
+    if m:
+        return "%02d" % int(m.group(3))
+    m = re.match(r"tests/(ex|grade)_(\d+)_\d+\.", root)
+    if m:
+        return "%02d" % int(m.group(2))
+    return None
+
+
+class Scopes:
+    """Which chunk an identifier used in a code chunk refers to."""
+
+    def __init__(self, st, langs):
+        self.st = st
+        self.langs = langs
+        self.roots = chunk_roots(st)
+        self.defs = {}                 # name -> defining chunks, in book order
+        for f in st.files:
+            for c in f.chunks:
+                if isinstance(c, CodeChunk):
+                    for name in c.iddefs:
+                        self.defs.setdefault(name, []).append(c)
+        self.sourced = {}
+        self.sourced = self.sourced_scripts()
+        self.includes = self.included_headers()
+        self.private = {}
+
+    def family(self, c):
+        return FAMILY.get(self.langs.get(c.name, "c"), "other")
+
+    def sourced_scripts(self):
+        """Every shell root -> the shell roots it reads with `.` or `source`."""
+        names = {r for rs in self.roots.values() for r in rs if r.endswith(".sh")}
+        out = {}
+        for f in self.st.files:
+            for c in f.chunks:
+                if isinstance(c, CodeChunk) and self.family(c) == "sh":
+                    text = chunk_text(c)
+                    for r in names:
+                        b = re.escape(os.path.basename(r))
+                        if re.search(r"(^|[;&|\s])(\.|source)\s+[^\n]*\b%s\b" % b, text, re.M):
+                            for u in self.roots.get(c.name, set()):
+                                out.setdefault(u, set()).add(r)
+        return out
+
+    def included_headers(self):
+        """Every C root -> the base names of the headers it includes."""
+        out = {}
+        for f in self.st.files:
+            for c in f.chunks:
+                if isinstance(c, CodeChunk) and self.family(c) == "c":
+                    names = set(re.findall(r'^\s*#\s*include\s+"([^"]+)"', chunk_text(c), re.M))
+                    if names:
+                        for r in self.roots.get(c.name, set()):
+                            out.setdefault(r, set()).update(os.path.basename(n) for n in names)
+        return out
+
+    def is_private(self, d, name):
+        key = (d.nwlabel, name)
+        if key not in self.private:
+            self.private[key] = file_private(d, name, self.family(d), self.roots.get(d.name, set()))
+        return self.private[key]
+
+    def visible(self, d, name, u):
+        """Is NAME as chunk D defines it visible in chunk U?"""
+        fam = self.family(d)
+        if fam != self.family(u):
+            return False
+        droots = self.roots.get(d.name, set())
+        uroots = self.roots.get(u.name, set())
+        if droots & uroots:
+            return True
+        if self.is_private(d, name):
+            # a file's own name is seen by the headers that file includes
+            # after defining it (a macro the header's code expands)
+            inc = set()
+            for r in droots:
+                inc |= self.includes.get(r, set())
+            return any(os.path.basename(r) in inc for r in uroots)
+        if fam == "sh":
+            return any(droots & self.sourced.get(r, set()) for r in uroots)
+        if fam == "c":
+            progs = {program_of(r) for r in droots}
+            if None in progs or not droots:
+                return True            # the library, or a chunk of no file
+            return bool(progs & {program_of(r) for r in uroots})
+        return True
+
+    def target(self, u, name):
+        """The chunk defining NAME that a use in chunk U refers to: one
+        sharing a file with U first, else the first visible one; None when
+        U defines NAME itself or no definition is visible."""
+        if name in u.iddefs:
+            return None
+        cands = [d for d in self.defs.get(name, []) if d is not u and self.visible(d, name, u)]
+        if not cands:
+            return None
+        uroots = self.roots.get(u.name, set())
+        for d in cands:
+            if self.roots.get(d.name, set()) & uroots:
+                return d
+        return cands[0]
+
+
+def chunk_roots(st):
+    """Every chunk name -> the set of root names it is tangled into."""
+    parents = {}
+    for f in st.files:
+        for c in f.chunks:
+            if isinstance(c, CodeChunk):
+                parents.setdefault(c.name, [])
+                for line in c.lines:
+                    for p in line:
+                        if p[0] == "use":
+                            lst = parents.setdefault(p[1], [])
+                            if c.name not in lst:
+                                lst.append(c.name)
+    roots = {}
+    for name in parents:
+        seen, queue, found = {name}, [name], set()
+        while queue:
+            n = queue.pop()
+            ps = parents.get(n, [])
+            if not ps:
+                found.add(n)
+            for q in ps:
+                if q not in seen:
+                    seen.add(q)
+                    queue.append(q)
+        roots[name] = found
+    return roots
+
+
 # ---------------------------------------------------------------------------
 # Markdown helpers
 
@@ -586,6 +866,31 @@ class Weaver:
             for c in f.chunks:
                 if isinstance(c, CodeChunk) and c.is_first and c.name not in self.first_by_name:
                     self.first_by_name[c.name] = c
+        self.resolve_identifiers()
+
+    def resolve_identifiers(self):
+        """For every ident part of every code chunk, the chunk it links to
+        (or None), by language and scope (Scopes); and for every definition,
+        the chunks that really use it."""
+        self.scopes = Scopes(self.st, self.langs)
+        self.targets = {}           # (chunk label, line, part) -> defining chunk
+        self.used_by = {}           # (defining chunk label, name) -> using chunks
+        for f in self.st.files:
+            for c in f.chunks:
+                if not isinstance(c, CodeChunk):
+                    continue
+                incode = code_idents(c, self.scopes.family(c))
+                for li, parts in enumerate(c.lines):
+                    for pi, p in enumerate(parts):
+                        if p[0] != "ident" or (li, pi) not in incode:
+                            continue
+                        d = self.scopes.target(c, p[1])
+                        if d is None:
+                            continue
+                        self.targets[(c.nwlabel, li, pi)] = d
+                        users = self.used_by.setdefault((d.nwlabel, p[1]), [])
+                        if c not in users:
+                            users.append(c)
 
     # -- links -------------------------------------------------------------
 
@@ -680,14 +985,16 @@ class Weaver:
             return self.receipts.table(prog, key[len("table."):]) is not None
         return self.receipts.fact(prog, key) is not None
 
-    def quote(self, parts):
+    def quote(self, parts, nwfile=None):
         texts = [p for p in parts if not (p[0] == "text" and p[1].strip() == "")]
         if len(texts) == 1 and texts[0][0] == "use":
             return self.ref_link(texts[0][1], texts[0][2])
         s = "".join(p[1] if p[0] in ("text", "ident") else self.ref_text(p[1], p[2])
                     for p in parts)
         if len(texts) == 1 and texts[0][0] == "ident":
-            c = self.chunk(texts[0][2])
+            # a name in the prose: its definition in this file if there is one
+            here = [d for d in self.scopes.defs.get(texts[0][1], []) if d.file is nwfile]
+            c = here[0] if here else self.chunk(texts[0][2])
             if c is not None:
                 return "[%s](#%s)" % (md_code(s.strip()), c.anchor)
         return md_code(s.strip() if s.strip() else s)
@@ -721,7 +1028,7 @@ class Weaver:
                                             whole_line=bool(whole) and
                                             PLACEHOLDER.fullmatch(whole) is not None))
                 elif p[0] == "quote":
-                    line.append(self.quote(p[1]))
+                    line.append(self.quote(p[1], ch.file))
                 elif p[0] == "use":        # a chunk name outside [[...]] (noweb allows it)
                     line.append(self.ref_link(p[1], p[2]))
                 elif p[0] == "ident":
@@ -731,24 +1038,24 @@ class Weaver:
 
     # -- code ----------------------------------------------------------------
 
-    def ident_target(self, c, part):
-        """The chunk defining identifier PART (an ("ident", name, label)
-        part of chunk C), or None when C defines it itself."""
-        d = self.chunk(part[2])
-        return None if d is None or d is c or part[1] in c.iddefs else d
+    def ident_target(self, c, li, pi):
+        """The chunk that the identifier at part PI of line LI of chunk C
+        refers to, or None (C defines it, it stands in a comment or a
+        string, or no definition in its language and scope exists)."""
+        return self.targets.get((c.nwlabel, li, pi))
 
     def code_text(self, c):
         """C's code; a chunk reference is written "<name 2.3>" and an
         identifier defined elsewhere IDENT_OPEN name IDENT_MID anchor
         IDENT_CLOSE (private-use characters that book.lua turns into links)."""
         lines = []
-        for parts in c.lines:
+        for li, parts in enumerate(c.lines):
             s = []
-            for p in parts:
+            for pi, p in enumerate(parts):
                 if p[0] == "text":
                     s.append(p[1])
                 elif p[0] == "ident":
-                    d = self.ident_target(c, p)
+                    d = self.ident_target(c, li, pi)
                     s.append(p[1] if d is None else
                              IDENT_OPEN + p[1] + IDENT_MID + d.anchor + IDENT_CLOSE)
                 elif p[0] == "use":
@@ -788,10 +1095,10 @@ class Weaver:
         if uses:
             xref.append("Uses %s." % ", ".join(uses))
         idents = []
-        for parts in c.lines:
-            for p in parts:
+        for li, parts in enumerate(c.lines):
+            for pi, p in enumerate(parts):
                 if p[0] == "ident":
-                    d = self.ident_target(c, p)
+                    d = self.ident_target(c, li, pi)
                     if d is not None and (p[1], d) not in idents:
                         idents.append((p[1], d))
         if idents:
@@ -808,7 +1115,8 @@ class Weaver:
         if c.iddefs:
             ds = []
             for ident in c.iddefs:
-                used = self.links(c.iduses.get(ident, []), exclude=c)
+                used = self.refs([u for u in self.used_by.get((c.nwlabel, ident), [])
+                                  if u is not c])
                 ds.append(md_code(ident) + (" (used in %s)" % used if used else ""))
             xref.append("Defines %s." % ", ".join(ds))
 
@@ -858,13 +1166,30 @@ class Weaver:
         return [e for _, e in entries]
 
     def ident_index(self):
+        """One entry per identifier: the chunks defining it and the chunks
+        whose code really uses one of those definitions (Scopes)."""
         entries = []
-        for name, _, items in self.st.ident_index:
-            parts = self.defined_and_used_in(items)
+        order = {c.nwlabel: i for i, c in enumerate(self.code_chunks())}
+        for name, defs in self.scopes.defs.items():
+            users = []
+            for d in defs:
+                for u in self.used_by.get((d.nwlabel, name), []):
+                    if u not in users and u not in defs:
+                        users.append(u)
+            users.sort(key=lambda u: order.get(u.nwlabel, 0))
+            parts = ["defined in %s" % self.refs(defs)]
+            if users:
+                parts.append("used in %s" % self.refs(users))
             entries.append(((name.lower(), name), "- %s: %s." % (
-                md_code(name), "; ".join(parts) if parts else "never used")))
+                md_code(name), "; ".join(parts) if users else parts[0] + "; never used")))
         entries.sort()
         return [e for _, e in entries]
+
+    def code_chunks(self):
+        if not hasattr(self, "_code_chunks"):
+            self._code_chunks = [c for f in self.st.files for c in f.chunks
+                                 if isinstance(c, CodeChunk)]
+        return self._code_chunks
 
     # -- document ------------------------------------------------------------
 
@@ -879,10 +1204,10 @@ class Weaver:
                 else:
                     out.append(self.code_chunk(ch))
         out.append("::: {.nw-file file=\"\" prefix=\"\" kind=\"index\"}\n:::")
-        out.append("# Index of chunks {#index-of-chunks .unnumbered}")
+        out.append("# Index of chunks {#index-of-chunks .unnumbered .complete}")
         ci = self.chunk_index()
         out.append("::: {.nw-index .chunk-index}\n" + ("\n".join(ci) if ci else "No chunks.") + "\n:::")
-        out.append("# Index of identifiers {#index-of-identifiers .unnumbered}")
+        out.append("# Index of identifiers {#index-of-identifiers .unnumbered .complete}")
         ii = self.ident_index()
         out.append("::: {.nw-index .ident-index}\n" + ("\n".join(ii) if ii else "No identifiers.") + "\n:::")
         text = "\n\n".join(out)

@@ -1,7 +1,17 @@
 #!/bin/sh
-# weave-pdf.sh BOOK.md OUT.pdf — the PDF book from noweb2md's Markdown.
+# weave-pdf.sh [--reader PROGRAM.aux] BOOK.md OUT.pdf — a PDF volume from
+# noweb2md's Markdown.
 #
-#   sh chapters/tools/weave-pdf.sh .build/book.md book/flash-attention.pdf
+#   sh chapters/tools/weave-pdf.sh .build/book.md book/flash-attention-program.pdf
+#   sh chapters/tools/weave-pdf.sh --reader .build/pdf-aux/book.aux \
+#       .build/book.md book/flash-attention.pdf
+#
+# Two volumes are woven from the same Markdown.  Without --reader: the
+# complete program, every chunk and both indexes.  With --reader: the
+# reader's book, without the chapters' "The program" and "The tests", the
+# sections marked {.complete} and the indexes (book.lua); a reference to
+# what it leaves out prints the page of the complete volume, read from that
+# volume's PROGRAM.aux (so the complete volume is woven first).
 #
 # pandoc 2.17 writes LaTeX (book class; chapters are '#' headings and only
 # chapters are numbered, so chunk labels 2.7 and chapter 2 agree; DejaVu
@@ -14,8 +24,15 @@
 # warnings on stderr.  WEAVE_PDF_VERBOSE=1 reports the number of runs.
 set -eu
 
+volume=program
+other_aux=
+if [ $# -ge 2 ] && [ "$1" = --reader ]; then
+    volume=reader
+    other_aux=$2
+    shift 2
+fi
 if [ $# -ne 2 ]; then
-    echo "usage: sh weave-pdf.sh BOOK.md OUT.pdf" >&2
+    echo "usage: sh weave-pdf.sh [--reader PROGRAM.aux] BOOK.md OUT.pdf" >&2
     exit 2
 fi
 in=$1
@@ -62,7 +79,7 @@ printf '\\renewcommand\\nwversion{%s}\n' "$version" >"$work/version.tex"
 set -- "$in" -f markdown -t latex -s \
     --top-level-division=chapter -N -V secnumdepth=0 \
     --toc --toc-depth=2 \
-    -M title="Flash Attention, Exactly" -M subtitle="A literate program in C and CUDA" \
+    -M title="Flash Attention, Exactly" \
     -M date="$(date -u '+%-d %B %Y')" -V hyperrefoptions=bookmarksnumbered \
     -V documentclass=book -V classoption=oneside -V fontsize=10pt \
     -V geometry=a4paper -V geometry=top=25mm -V geometry=bottom=25mm \
@@ -79,6 +96,14 @@ set -- "$in" -f markdown -t latex -s \
     -H "$tools/latex-header.tex" -H "$work/version.tex"
 if [ -n "$mathfont" ]; then
     set -- "$@" -V mathfont="$mathfont"
+fi
+if [ "$volume" = reader ]; then
+    # the complete volume is expected next to this one, under its own name
+    other_pdf=$(basename "$out" .pdf)-program.pdf
+    set -- "$@" -M subtitle="A literate program in C and CUDA" \
+        -M nwvolume=reader -M nwother="$other_aux" -M nwotherpdf="$other_pdf"
+else
+    set -- "$@" -M subtitle="The complete program: every chunk, its tests and the harness"
 fi
 if ! pandoc "$@" -o "$work/book.tex" 2>"$work/pandoc.err"; then
     cat "$work/pandoc.err" >&2
@@ -97,6 +122,7 @@ fi
 TEXINPUTS="$srcdir:$(pwd):${TEXINPUTS:-}"
 export TEXINPUTS
 cache="$srcdir/pdf-aux"
+if [ "$volume" = reader ]; then cache="$srcdir/pdf-aux-reader"; fi
 run_tex() {  # run_tex: one xelatex run; 1 on failure
     xelatex -halt-on-error -interaction=nonstopmode -file-line-error \
         -output-directory="$work" "$work/book.tex" >"$work/run.out" 2>&1
@@ -161,6 +187,8 @@ sed -n 's/^\\nwpartpage{\([^}]*\)}{\([0-9]*\)}$/\1 \2/p' "$work/book.aux" | awk 
             printf "weave-pdf: %-22s pages %3d-%3d: %3d\n", id[i], page[i], last, last - page[i] + 1
         }
     }' >&2
+pages=$(sed -n 's/^\\nwpartpage{end}{\([0-9]*\)}$/\1/p' "$work/book.aux")
+echo "weave-pdf: $out: $pages pages ($volume volume)" >&2
 
 cp "$work/book.pdf" "$out.tmp"
 mv "$out.tmp" "$out"
