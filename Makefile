@@ -202,7 +202,7 @@ $(B)/data/ch08_cachegrind_%.txt: $(B)/avx2/ch08_fused_timing
 
 # make bench: every benchmarking program's --bench, one results file.
 # (chapter 10 measures on a GPU: make bench-gpu)
-BENCH_PROGRAMS := $(filter ch08_% ch09_%,$(PROGRAMS))
+BENCH_PROGRAMS := $(filter ch08_% ch09_% ch11_%,$(PROGRAMS))
 bench: $(BENCH_PROGRAMS)
 	@mkdir -p $(dir $(BENCH_FILE))
 	@{ echo "# make bench: date $$(date -u +%Y-%m-%dT%H:%MZ) commit $$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$$(git diff --quiet HEAD 2>/dev/null || echo +changes)"; \
