@@ -56,7 +56,7 @@ STUDENT_EDITION := $(wildcard .student-edition)
 
 .PHONY: all tangle programs receipts figures html pdf check check-tangle \
         check-unit check-cli check-valgrind fuzz clean help deps peer-check \
-        grade check-graders check-exercises instructor student check-student bench
+        grade grade-all check-graders check-grade-all check-exercises instructor student check-student bench
 
 # After the books, one line if a measuring chapter found the machine busy.
 all: html pdf
@@ -75,6 +75,7 @@ help:
 	@echo "make grade EX=4.1   grade coding exercise 4.1: one line per check, a hint for each failure"
 	@echo "make instructor book/instructor/: the book with solutions, and a PDF of the solutions alone"
 	@echo "make student    dist/flash-attention-student/ (and .tar.gz): what a student is handed"
+	@echo "make grade-all SUBMISSIONS=DIR  grade a class (students' folders or tarballs) into GRADE_CSV (grades.csv)"
 	@echo "make check-graders  every grader passes its solution, fails its starter and its wrong variant"
 	@echo "make check-student  make student, then: no solutions in it, make grade works there"
 	@echo "make bench      the benchmark of chapters 8 on (minutes): results in chapters/recorded/bench-KIND.txt;"
@@ -226,7 +227,7 @@ $(B)/data/ch08_cachegrind_%.txt: $(B)/avx2/ch08_fused_timing
 # machine, chapters/recorded/bench-KIND.txt (KIND: chapters/tools/machine-kind.sh),
 # headed by the date, the commit and the profile. It measures, so it runs alone.
 # (chapter 10 measures on a GPU: make bench-gpu)
-BENCH_PROGRAMS := $(filter ch08_% ch09_%,$(PROGRAMS))
+BENCH_PROGRAMS := $(filter ch08_% ch09_% ch11_%,$(PROGRAMS))
 BENCH_DIR   := $(B)/bench
 bench: private .SHELLFLAGS := $(MEASURING_SHELL)
 bench: $(BENCH_PROGRAMS) ch01_memory_ladder
@@ -263,7 +264,7 @@ figures: $(FIGURES:%=$(B)/fig/%.svg) $(FIGURES:%=$(B)/fig/%.pdf)
 # The default book has no solutions: it is woven from copies of the chapters
 # with every solution left out (chapters/tools/edition.py).
 BOOK_RECEIPTS := $(PROGRAMS:%=$(B)/receipts/%.json) $(PROGRAMS:%=$(B)/receipts/%.txt) \
-                 $(B)/receipts/exercises.json
+                 $(B)/receipts/exercises.json $(B)/receipts/ch10_sass.json
 $(B)/edition/book.stamp: $(NW) $(TOOLS)/edition.py
 	python3 $(TOOLS)/edition.py book $(B)/edition/book $(NW)
 	@touch $@
@@ -296,12 +297,20 @@ INSTRUCTOR  := book/instructor
 instructor: $(INSTRUCTOR)/index.html $(INSTRUCTOR)/flash-attention-instructor.pdf \
             $(INSTRUCTOR)/solutions.pdf
 
-$(B)/instructor/book.md: $(NW) $(TOOLS)/edition.py $(TOOLS)/noweb2md.py $(BOOK_RECEIPTS)
+# The answers' own runs (exercises.py runs): a predict-then-run answer
+# splices what the program printed for the exercise's options.
+$(B)/receipts/answers.stamp: $(NW) $(TOOLS)/exercises.py $(PROGRAMS)
+	@mkdir -p $(dir $@)
+	python3 $(TOOLS)/exercises.py runs $(B)/receipts $(NW)
+	@touch $@
+ANSWER_RECEIPTS := $(B)/receipts/answers.stamp
+
+$(B)/instructor/book.md: $(NW) $(TOOLS)/edition.py $(TOOLS)/noweb2md.py $(BOOK_RECEIPTS) $(ANSWER_RECEIPTS)
 	@mkdir -p $(dir $@) && ln -sfn ../fig $(dir $@)fig
 	python3 $(TOOLS)/edition.py instructor $(B)/edition/instructor $(NW)
 	python3 $(TOOLS)/noweb2md.py --receipts $(B)/receipts -o $@ $(NW:chapters/%=$(B)/edition/instructor/%)
 
-$(B)/solutions/book.md: $(NW) $(TOOLS)/edition.py $(TOOLS)/noweb2md.py $(BOOK_RECEIPTS)
+$(B)/solutions/book.md: $(NW) $(TOOLS)/edition.py $(TOOLS)/noweb2md.py $(BOOK_RECEIPTS) $(ANSWER_RECEIPTS)
 	@mkdir -p $(dir $@) && ln -sfn ../fig $(dir $@)fig
 	rm -rf $(B)/edition/solutions
 	python3 $(TOOLS)/edition.py solutions $(B)/edition/solutions $(NW)
@@ -317,7 +326,9 @@ $(INSTRUCTOR)/solutions.pdf: $(B)/solutions/book.md $(FIGURES:%=$(B)/fig/%.pdf) 
 
 # make student: the folder (and tarball) a student is handed: the chapters
 # with starters in place of solutions, what they tangle to (graders
-# included), the tools, this Makefile and the README.  There
+# included), the tools, this Makefile and the README, and the data the
+# book and its tests read (the recorded benchmark, PyTorch's goldens, the
+# fuzzing corpus): there `make` and `make check` work as here.  There
 # `make grade EX=N.k` tangles the student's chunk and grades it.
 STUDENT     := dist/flash-attention-student
 student: $(B)/deps.stamp
@@ -326,6 +337,10 @@ student: $(B)/deps.stamp
 	python3 $(TOOLS)/edition.py student $(STUDENT)/chapters $(NW)
 	cp -R $(TOOLS) $(STUDENT)/chapters/tools
 	cp chapters/README.md $(STUDENT)/chapters/
+	cp -R chapters/recorded $(STUDENT)/chapters/recorded
+	mkdir -p $(STUDENT)/tests/goldens
+	cp tests/goldens/*.txt $(STUDENT)/tests/goldens/
+	cp -R tests/fuzz_corpus $(STUDENT)/tests/fuzz_corpus
 	cp Makefile README.md .gitignore $(STUDENT)/
 	touch $(STUDENT)/.student-edition
 	cd $(STUDENT) && sh chapters/tools/tangle.sh .build/roots.mk .build/L \
@@ -344,6 +359,17 @@ grade: $(GRADE_BIN)
 	  echo "make grade: EX=N.k names a coding exercise: $(subst _,.,$(GRADERS:grade_%=%))" >&2; exit 2; fi
 	@sh $(TOOLS)/grade.sh $(GRADE_BIN) $(EX)
 
+# make grade-all SUBMISSIONS=DIR: every code exercise of every student's
+# folder or tarball in DIR, each graded in isolation (a time and a memory
+# limit, no network where the machine allows), into one CSV.
+GRADE_CSV   ?= grades.csv
+grade-all: $(GRADERS:%=$(B)/bin/%)
+	@if [ -z "$(SUBMISSIONS)" ]; then \
+	  echo "make grade-all: SUBMISSIONS=DIR names the folder of students' folders or tarballs" >&2; exit 2; fi
+	@sh $(TOOLS)/grade-all.sh $(B) "$(CC) $(CPPFLAGS) $(CFLAGS)" "$(OPT) $(TEST_LDLIBS)" \
+	  "$(SUBMISSIONS)" "$(GRADE_CSV)" $(NW)
+	@echo "grade-all: $(GRADE_CSV)"
+
 # ---------------------------------------------------------------- check
 # make check runs every check, on past a failure (-k), then counts: every
 # check named in CHECK_LOGS must have left its log, a failed one included
@@ -352,13 +378,23 @@ grade: $(GRADE_BIN)
 check:
 	@$(MAKE) --no-print-directory -k check-all; rc=$$?; \
 	  sh $(TOOLS)/summary.sh $(B)/check $(notdir $(CHECK_LOGS)) || rc=1; exit $$rc
-check-all: check-tangle check-unit check-cli $(if $(STUDENT_EDITION),,check-exercises check-graders)
+check-all: check-tangle check-unit check-cli $(if $(STUDENT_EDITION),,check-exercises check-graders check-grade-all)
 CHECK_LOGS   = $(UNIT_TESTS:%=$(B)/check/%.log) $(CLI_TESTS:tests/%.sh=$(B)/check/%.log) \
                $(B)/check/tangle.log $(B)/check/html.log $(B)/check/tsan_ch10_gpu.log \
-               $(if $(STUDENT_EDITION),,$(B)/check/exercises.log $(B)/check/graders.log)
+               $(if $(STUDENT_EDITION),,$(B)/check/exercises.log $(B)/check/graders.log \
+                 $(B)/check/grade-all.log)
 .PHONY: check-all check-fresh
 check-fresh:
 	@mkdir -p $(B)/check && rm -f $(B)/check/*.log $(B)/check/*.log.tmp
+
+# grade-all on a made-up class: a correct, a wrong, an endless and an
+# unreadable submission, each row checked.
+check-grade-all: $(GRADERS:%=$(B)/bin/%) | check-fresh
+	@mkdir -p $(B)/check
+	@echo "== grade-all"
+	@sh $(TOOLS)/test-grade-all.sh $(B) "$(CC) $(CPPFLAGS) $(CFLAGS)" "$(OPT) $(TEST_LDLIBS)" $(NW) \
+	  > $(B)/check/grade-all.log.tmp 2>&1; rc=$$?; cat $(B)/check/grade-all.log.tmp; \
+	  mv $(B)/check/grade-all.log.tmp $(B)/check/grade-all.log; exit $$rc
 
 # Every chapter's exercises in the book's one format (exercises.py check).
 check-exercises: | $(B)/deps.stamp check-fresh
@@ -542,6 +578,23 @@ bench-gpu: ch10_gpu
 	  $(PYTHON) tests/ch10_sdpa.py --out $(B)/bench-gpu/ch10_sdpa.dat \
 	    || echo "bench-gpu: PyTorch's SDPA not measured (no PyTorch with CUDA here)"; \
 	else echo "bench-gpu: skipped: $$info"; fi
+
+# make check-sass (part of check): the kernels' machine code, read with NVIDIA's
+# cuobjdump (beside nvcc, on PATH, or the wheel deps.sh installs into
+# $(B)/sass-venv), held to chapter 10's budgets; its figures are chapter 10's
+# receipts ch10_sass.*. Without nvcc or cuobjdump: one line, and "n/a".
+SASS_ARGS   := $(if $(NVCC),--cuda-home $(CUDA_HOME) --object $(B)/cuda/kernels/gpu_cuda.o \
+                 --usage $(B)/cuda/kernels/gpu_cuda.usage,--why "no nvcc")
+.PHONY: check-sass
+$(B)/receipts/ch10_sass.json: tests/ch10_sass.py chapters/recorded/ch10_sass_steps.txt $(CUDA_OBJ)
+	@mkdir -p $(dir $@)
+	python3 tests/ch10_sass.py --json $(SASS_ARGS) > $@.tmp && mv $@.tmp $@
+check-sass: $(B)/check/sass.log
+$(B)/check/sass.log: tests/ch10_sass.py $(CUDA_OBJ) FORCE
+	@mkdir -p $(B)/check
+	@echo "== chapter 10's machine code against its budgets"
+	@python3 tests/ch10_sass.py --check $(SASS_ARGS) > $@.tmp; rc=$$?; cat $@.tmp; mv $@.tmp $@; exit $$rc
+check: check-sass
 
 # The emulated kernels once more, every file compiled with ThreadSanitizer: a
 # missing __syncthreads or a racing shuffle is reported as a data race, and

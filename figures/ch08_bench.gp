@@ -17,4 +17,10 @@ set xlabel 'sequence length n (8 heads, d = 64, no mask)'
 set ylabel 'GFLOP/s'
 set key outside right top
 set grid lc rgb '#dddddd'
-plot for [i=0:STATS_blocks-1] f index i u 1:2 w lp pt 7 ps 0.8 lw 2 title columnheader(1)
+if (!exists("STATS_blocks")) {
+    set yrange [0:1]
+    set label 1 'no benchmark recorded (make bench)' at graph 0.5, 0.5 center
+    plot NaN notitle
+} else {
+    plot for [i=0:STATS_blocks-1] f index i u 1:2 w lp pt 7 ps 0.8 lw 2 title columnheader(1)
+}

@@ -26,14 +26,19 @@ int gpu_attention_cuda(gpu_kernel kernel, const attn_params *p, const float *q,
                        const float *k, const float *v, float *o, int repeats,
                        double *ms, char why[256]);
 
+/* NULL when this kernel can run the problem, else why not */
+const char *gpu_kernel_problem(gpu_kernel kernel, const attn_params *p);
+
+/* the error against exact of attention done plainly with Q, K, V and P rounded to
+   bf16 and float32 sums; the tensor-core kernel's bound is twice that */
+double gpu_bf16_naive_error(const attn_params *p, const float *q, const float *k,
+                            const float *v, const double *exact);
+
 /* D = AB + C for row-major 16x16 A, 16x8 B and C, through one warp's mma.sync
    (A and B rounded to bf16): on the emulation, and on the device (0, or -1 and why) */
 void gpu_mma_emulated(const float *a, const float *b, const float *c, float *d);
 int  gpu_mma_cuda(const float *a, const float *b, const float *c, float *d,
                   char why[256]);
-
-/* NULL when this kernel can run the problem, else why not */
-const char *gpu_kernel_problem(gpu_kernel kernel, const attn_params *p);
 
 /* the four 8x8 matrices m (row-major, one after another) through one warp's
    ldmatrix.x4 and ldmatrix.x4.trans: out[8 * lane + i] is register i of the plain
@@ -47,11 +52,6 @@ double gpu_tc_ldmatrix_per_warp_tile(const emu_counts *c);
 
 void gpu_ldmatrix_test_input(unsigned short m[256]);
 int  gpu_ldmatrix_exact_count(const unsigned short m[256], const unsigned out[256]);
-
-/* the error against exact of attention done plainly with Q, K, V and P rounded to
-   bf16 and float32 sums; the tensor-core kernel's bound is twice that */
-double gpu_bf16_naive_error(const attn_params *p, const float *q, const float *k,
-                            const float *v, const double *exact);
 
 enum { GPU_BWD_LAUNCHES = 3 };   /* forward with L, D pre-pass, main kernel */
 /* the forward (saving L) and the backward on the emulation: o, dq, dk, dv are

@@ -41,6 +41,21 @@ typedef struct {
 static _Thread_local emu_thread *emu_self;
 _Thread_local emu_dim3 emu_thread_idx, emu_block_idx, emu_block_dim, emu_grid_dim;
 
+float emu_atomic_add_float(float *address, float value)
+{
+    uint32_t *bits = (uint32_t *)(void *)address, seen, sum_bits;
+    float before, sum;
+    seen = __atomic_load_n(bits, __ATOMIC_RELAXED);
+    do {
+        memcpy(&before, &seen, sizeof before);
+        sum = before + value;
+        memcpy(&sum_bits, &sum, sizeof sum_bits);
+    } while (!__atomic_compare_exchange_n(bits, &seen, sum_bits, false, __ATOMIC_RELAXED,
+                                          __ATOMIC_RELAXED));
+    emu_self->atomics++;
+    return before;
+}
+
 void emu_syncthreads(void)
 {
     emu_launch_state *L = emu_self->launch;
@@ -76,21 +91,6 @@ float emu_shfl_xor_float(unsigned mask, float value, int lane_mask)
     const float other = t->warp->slot[t->phase][(t->lane ^ (unsigned)lane_mask) % EMU_WARP_SIZE];
     t->phase ^= 1;
     return other;
-}
-
-float emu_atomic_add_float(float *address, float value)
-{
-    uint32_t *bits = (uint32_t *)(void *)address, seen, sum_bits;
-    float before, sum;
-    seen = __atomic_load_n(bits, __ATOMIC_RELAXED);
-    do {
-        memcpy(&before, &seen, sizeof before);
-        sum = before + value;
-        memcpy(&sum_bits, &sum, sizeof sum_bits);
-    } while (!__atomic_compare_exchange_n(bits, &seen, sum_bits, false, __ATOMIC_RELAXED,
-                                          __ATOMIC_RELAXED));
-    emu_self->atomics++;
-    return before;
 }
 
 static void *emu_thread_main(void *arg)

@@ -4,6 +4,8 @@
 #define GPU_EMU_H
 #include <stddef.h>
 enum { EMU_WARP_SIZE = 32, EMU_MAX_THREADS = 1024 };
+float emu_atomic_add_float(float *address, float value);   /* atomicAdd */
+
 typedef struct { unsigned x, y, z; } emu_dim3;
 typedef struct {
     size_t launches, blocks, threads;   /* kernels launched, blocks run, threads started */
@@ -32,7 +34,5 @@ void emu_ldmatrix_x4(unsigned r[4], const unsigned short *row, int trans);
 void emu_cp_async_16(void *dst, const void *src, unsigned bytes); /* cp.async.cg, 16 B */
 void emu_cp_async_commit(void);                                   /* cp.async.commit_group */
 void emu_cp_async_wait(unsigned groups);                          /* cp.async.wait_group */
-
-float emu_atomic_add_float(float *address, float value);   /* atomicAdd */
 
 #endif

@@ -4,6 +4,7 @@
 #define GPU_EMU_CUDA_H
 #include "gpu_emu.h"
 extern _Thread_local emu_dim3 emu_thread_idx, emu_block_idx, emu_block_dim, emu_grid_dim;
+#define atomicAdd(address, value) emu_atomic_add_float(address, value)
 #define threadIdx emu_thread_idx
 #define blockIdx  emu_block_idx
 #define blockDim  emu_block_dim
@@ -15,5 +16,4 @@ extern _Thread_local emu_dim3 emu_thread_idx, emu_block_idx, emu_block_dim, emu_
 #define __syncthreads() emu_syncthreads()
 #define __syncwarp(mask) emu_syncwarp(mask)
 #define __shfl_xor_sync(mask, value, lane_mask) emu_shfl_xor_float(mask, value, lane_mask)
-#define atomicAdd(address, value) emu_atomic_add_float(address, value)
 #endif

@@ -3,6 +3,7 @@
    Tangled from chapters/ch10_gpu.nw. */
 #ifndef GPU_KERNELS_CUH
 #define GPU_KERNELS_CUH
+#include <float.h>
 #include <math.h>
 #include <stddef.h>
 #include "gpu_attention.h"
@@ -458,7 +459,13 @@ static __device__ __forceinline__ unsigned gpu_bf16_bits(float x)
 
 static __device__ __forceinline__ unsigned gpu_pack_bf16x2(float lo, float hi)
 {
+#ifdef __CUDACC__
+    unsigned pair;
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(pair) : "f"(hi), "f"(lo));
+    return pair;
+#else
     return gpu_bf16_bits(lo) | gpu_bf16_bits(hi) << 16;
+#endif
 }
 
 static __device__ __forceinline__ void gpu_mma_bf16(float d[4], const unsigned a[4],
@@ -553,18 +560,31 @@ static __device__ __forceinline__ void gpu_cp_async_wait_all_but_one(void)
 #endif
 }
 
+static __device__ __forceinline__ void gpu_tc_copy_rows(unsigned short *to,
+    const unsigned short *from, const unsigned short *src, unsigned rows_left,
+    unsigned bytes, size_t step, const unsigned width, const bool check_rows)
+{
+    const unsigned per_row = width / GPU_TC_CHUNK, apart = GPU_TC_THREADS / per_row;
+    GPU_UNROLL
+    for (unsigned it = 0; it < GPU_TC_BLOCK_K / apart; it++, from += step) {
+        const bool inside = bytes && (!check_rows || it * apart < rows_left);
+        gpu_cp_async_16(to + it * apart * GPU_TC_PITCH(width), inside ? from : src,
+                        inside ? bytes : 0u);
+    }
+}
+
 static __device__ __forceinline__ void gpu_tc_load_tile(unsigned short *tile,
     const unsigned short *src, unsigned k0, unsigned nk, unsigned d, const unsigned width)
 {
-    const unsigned per_row = width / GPU_TC_CHUNK, pitch = GPU_TC_PITCH(width);
-    GPU_UNROLL
-    for (unsigned it = 0; it < GPU_TC_BLOCK_K * per_row / GPU_TC_THREADS; it++) {
-        const unsigned e = it * GPU_TC_THREADS + threadIdx.x;
-        const unsigned r = e / per_row, c = e % per_row * GPU_TC_CHUNK;
-        const bool inside = k0 + r < nk && c < d;
-        gpu_cp_async_16(tile + r * pitch + c, inside ? src + (size_t)(k0 + r) * d + c : src,
-                        inside ? 16u : 0u);
-    }
+    const unsigned per_row = width / GPU_TC_CHUNK, apart = GPU_TC_THREADS / per_row;
+    const unsigned r0 = threadIdx.x / per_row, c = threadIdx.x % per_row * GPU_TC_CHUNK;
+    const unsigned bytes = c < d ? 16u : 0u, rows_left = k0 + r0 < nk ? nk - k0 - r0 : 0u;
+    const unsigned short *from = src + (size_t)(k0 + r0) * d + c;
+    unsigned short *to = tile + r0 * GPU_TC_PITCH(width) + c;
+    if (k0 + GPU_TC_BLOCK_K <= nk)
+        gpu_tc_copy_rows(to, from, src, rows_left, bytes, (size_t)apart * d, width, false);
+    else
+        gpu_tc_copy_rows(to, from, src, rows_left, bytes, (size_t)apart * d, width, true);
 }
 
 static __device__ __forceinline__ void gpu_ldmatrix_x4(unsigned r[4], const unsigned short *row)
@@ -588,18 +608,6 @@ static __device__ __forceinline__ void gpu_ldmatrix_x4_trans(unsigned r[4],
 #else
     emu_ldmatrix_x4(r, row, 1);
 #endif
-}
-
-typedef struct { const unsigned short *m; unsigned *out; } gpu_ldmatrix_args;
-
-__global__ void gpu_ldmatrix_check(gpu_ldmatrix_args x)
-{
-    __shared__ GPU_ALIGN16 unsigned short rows[GPU_WARP * 8];
-    const unsigned lane = threadIdx.x % GPU_WARP;
-    for (unsigned c = 0; c < 8; c++) rows[lane * 8 + c] = x.m[lane * 8 + c];
-    __syncthreads();
-    gpu_ldmatrix_x4(x.out + lane * 8, rows + lane * 8);
-    gpu_ldmatrix_x4_trans(x.out + lane * 8 + 4, rows + lane * 8);
 }
 
 #ifdef __CUDACC__
@@ -642,37 +650,49 @@ static __device__ __forceinline__ void gpu_tc_load_q(unsigned qf[][4],
 
 #define GPU_LOG2E 1.4426950408889634f
 
-static __device__ __forceinline__ void gpu_tc_scale_and_mask(float s[][4], gpu_args a,
-    unsigned k0, unsigned q0, unsigned row0, unsigned lane)
+static __device__ __forceinline__ void gpu_tc_mask(float s[][4], gpu_args a, unsigned k0,
+                                                   unsigned q0, unsigned row0, unsigned lane)
 {
-    const float scale = a.scale * GPU_LOG2E;
     const bool edge = k0 + GPU_TC_BLOCK_K > a.nk || (a.causal && k0 + GPU_TC_BLOCK_K > q0 + 1);
+    if (__builtin_expect(!edge, 1)) return;   /* interior tiles: a branch, not predication */
     GPU_UNROLL
     for (unsigned n = 0; n < GPU_TC_BLOCK_K / 8; n++) {
         GPU_UNROLL
         for (unsigned e = 0; e < 4; e++) {
             const unsigned j = k0 + 8 * n + 2 * (lane % 4) + e % 2, i = row0 + 8 * (e / 2);
-            const bool hidden = edge && (j >= a.nk || (a.causal && j > i));
-            s[n][e] = hidden ? -INFINITY : s[n][e] * scale;
+            if (j >= a.nk || (a.causal && j > i)) s[n][e] = -INFINITY;
         }
     }
 }
 
+static __device__ __forceinline__ float gpu_ex2(float x)
+{
+#ifdef __CUDACC__
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+#else
+    const float y = exp2f(x);
+    return y < FLT_MIN ? 0.0f : y;   /* .ftz: a result below 2^-126 becomes 0 */
+#endif
+}
+
 static __device__ __forceinline__ void gpu_tc_softmax_row(gpu_tc_rows *st, float s[][4],
-                                                          unsigned h, const unsigned width)
+                                                          unsigned h, float c,
+                                                          const unsigned width)
 {
     float mx = -INFINITY, sum = 0.0f;
     GPU_UNROLL
     for (unsigned n = 0; n < GPU_TC_BLOCK_K / 8; n++) mx = fmaxf(mx, fmaxf(s[n][2 * h], s[n][2 * h + 1]));
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-    const float m_new = fmaxf(st->m[h], mx), base = m_new == -INFINITY ? 0.0f : m_new;
-    const float alpha = exp2f(st->m[h] - base);
+    const float m_new = fmaxf(st->m[h], mx * c), base = m_new == -INFINITY ? 0.0f : m_new;
+    const float alpha = gpu_ex2(st->m[h] - base);
     GPU_UNROLL
     for (unsigned n = 0; n < GPU_TC_BLOCK_K / 8; n++) {
         GPU_UNROLL
         for (unsigned e = 2 * h; e < 2 * h + 2; e++) {
-            s[n][e] = exp2f(s[n][e] - base);
+            s[n][e] = gpu_ex2(fmaf(s[n][e], c, -base));
             sum += s[n][e];
         }
     }
@@ -709,9 +729,9 @@ static __device__ __forceinline__ void gpu_tc_fold_tile(gpu_tc_rows *st, gpu_arg
 {
     float s[GPU_TC_BLOCK_K / 8][4];
     gpu_tc_scores(s, qf, stage, lane, width);
-    gpu_tc_scale_and_mask(s, a, k0, q0, row0, lane);
-    gpu_tc_softmax_row(st, s, 0, width);
-    gpu_tc_softmax_row(st, s, 1, width);
+    gpu_tc_mask(s, a, k0, q0, row0, lane);
+    gpu_tc_softmax_row(st, s, 0, a.scale * GPU_LOG2E, width);
+    gpu_tc_softmax_row(st, s, 1, a.scale * GPU_LOG2E, width);
     gpu_tc_add_pv(st, s, stage + GPU_TC_BLOCK_K * GPU_TC_PITCH(width), lane, width);
 }
 
@@ -739,7 +759,8 @@ static __device__ __forceinline__ void gpu_tc_forward_body(gpu_args a, const uns
 {
     GPU_TC_TILES;
     const unsigned lane = threadIdx.x % GPU_WARP, warp = threadIdx.x / GPU_WARP;
-    const unsigned q0 = blockIdx.x * GPU_TC_BLOCK_Q, row0 = q0 + warp * GPU_TC_ROWS + lane / 4;
+    const unsigned block = a.causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
+    const unsigned q0 = block * GPU_TC_BLOCK_Q, row0 = q0 + warp * GPU_TC_ROWS + lane / 4;
     const unsigned pitch = GPU_TC_PITCH(width);
     const size_t head = blockIdx.y;
     const unsigned short *k = a.k16 + head * a.nk * a.d, *v = a.v16 + head * a.nk * a.d;
@@ -774,5 +795,17 @@ static __device__ __forceinline__ void gpu_tc_forward_body(gpu_args a, const uns
 
 __global__ void gpu_tc_forward_64(gpu_args a) { gpu_tc_forward_body(a, 64); }
 __global__ void gpu_tc_forward_128(gpu_args a) { gpu_tc_forward_body(a, 128); }
+
+typedef struct { const unsigned short *m; unsigned *out; } gpu_ldmatrix_args;
+
+__global__ void gpu_ldmatrix_check(gpu_ldmatrix_args x)
+{
+    __shared__ GPU_ALIGN16 unsigned short rows[GPU_WARP * 8];
+    const unsigned lane = threadIdx.x % GPU_WARP;
+    for (unsigned c = 0; c < 8; c++) rows[lane * 8 + c] = x.m[lane * 8 + c];
+    __syncthreads();
+    gpu_ldmatrix_x4(x.out + lane * 8, rows + lane * 8);
+    gpu_ldmatrix_x4_trans(x.out + lane * 8 + 4, rows + lane * 8);
+}
 
 #endif

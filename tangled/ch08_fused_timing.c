@@ -13,16 +13,17 @@
 #include "fused.h"
 
 #define CH08_PROGRAM "ch08_fused_timing"
-enum { CH08_MAX_BLOCK = 4096, CH08_MAX_SEQ = 65536 };
+enum { CH08_MAX_BLOCK = 4096, CH08_MAX_SEQ = 65536,
+       COUNT_BLOCK = 128 };              /* the counted tables' default blocks */
 typedef struct {
     const char *q_path, *k_path, *v_path, *out_path, *kernel, *isa;
     const char *data_dir, *python, *recorded, *traffic_run, *machine;
     bool causal, json, bench, quick;
-    long window, block_q, block_k, seed, heads, seq, dim, threads, repeats;
+    long window, block_q, block_k, count_block, seed, heads, seq, dim, threads, repeats;
     long max_seq, naive_max_seq, tiled_max_seq;
     double scale;
 } ch08_options;
-attn_counts counted_fused(size_t n, bool causal);
+attn_counts counted_fused(size_t n, bool causal, size_t block);
 attn_counts counted_naive(size_t n);
 typedef struct { double u0, v0, u1, v1; } plot_box;
 typedef struct { double u, v; bool left_of_point, moved; } label_place;
@@ -39,7 +40,8 @@ static ch08_options ch08_defaults(void)
 {
     return (ch08_options){ .kernel = "fused", .isa = "auto",
                            .recorded = "chapters/recorded",
-                           .block_q = 0, .block_k = 0, .heads = 8, .seq = 1024,
+                           .block_q = 0, .block_k = 0, .count_block = COUNT_BLOCK,
+                           .heads = 8, .seq = 1024,
                            .dim = 64, .threads = ladder_cpus(), .repeats = 3,
                            .max_seq = 16384, .naive_max_seq = 4096, .tiled_max_seq = 1024 };
 }
@@ -57,6 +59,8 @@ static void parse_ch08_options(int argc, char **argv, ch08_options *o)
           "query rows per block (0: the fused kernel's choice; 128 for the others)" },
         { "block-k", OPT_INT, &o->block_k, 0, CH08_MAX_BLOCK, "N",
           "keys per block (0: the fused kernel's choice; 128 for the others)" },
+        { "count-block", OPT_INT, &o->count_block, 1, CH08_MAX_BLOCK, "N",
+          "block size (query rows and keys) of the counted tables" },
         { "scale", OPT_DOUBLE, &o->scale, 0, 1e12, "S", "score scale (0: 1/sqrt(d))" },
         { "threads", OPT_INT, &o->threads, 1, 1024, "T", "threads of the fused and naive kernels" },
         { "isa", OPT_STRING, &o->isa, 0, 0, "NAME", "auto, avx2 or avx512" },
@@ -174,16 +178,16 @@ static void report_ch08_file_run(report *r, const ch08_options *o, const tensor 
     report_fact_labeled(r, "flops", "operations counted", fmt_num(a, c->flops));
     report_fact_labeled(r, "output", "output written to", o->out_path);
 }
-enum { COUNT_HEADS = 8, COUNT_DIM = 64, COUNT_BLOCK = 128, COUNT_SIZES = 4 };
+enum { COUNT_HEADS = 8, COUNT_DIM = 64, COUNT_SIZES = 4 };
 static const size_t COUNT_N[COUNT_SIZES] = { 512, 1024, 2048, 4096 };
 
-attn_counts counted_fused(size_t n, bool causal)
+attn_counts counted_fused(size_t n, bool causal, size_t block)
 {
     attn_params p = attn_default(1, COUNT_HEADS, n, n, COUNT_DIM);
     p.causal = causal;
-    p.block_q = p.block_k = COUNT_BLOCK;
+    p.block_q = p.block_k = block;
     const fused_config cfg = { .threads = 1, .count_only = true,
-                               .block_q = COUNT_BLOCK, .block_k = COUNT_BLOCK };
+                               .block_q = block, .block_k = block };
     attn_counts c = { 0 };
     attention_fused(&p, NULL, NULL, NULL, NULL, &cfg, &c);
     return c;
@@ -195,20 +199,21 @@ attn_counts counted_naive(size_t n)
     for (size_t h = 0; h < p.batch * p.heads; h++) count_naive_head(&c, &p);
     return c;
 }
-static void flops_table(report *r)
+static void flops_table(report *r, size_t block)
 {
     static const char *const cols[] = { "n", "naive GFLOP", "tiled GFLOP", "ratio",
                                         "causal tiled GFLOP", "causal ratio", NULL };
-    table *t = report_table(r, "flops", "Counted operations, 8 heads, d = 64, blocks of 128",
-                            cols);
+    char title[80];
+    snprintf(title, sizeof title, "Counted operations, 8 heads, d = 64, blocks of %zu", block);
+    table *t = report_table(r, "flops", title, cols);
     for (int i = 0; i < COUNT_SIZES; i++) {
         const attn_counts nv = counted_naive(COUNT_N[i]);
-        const attn_counts tf = counted_fused(COUNT_N[i], false);
-        const attn_counts tc = counted_fused(COUNT_N[i], true);
+        const attn_counts tf = counted_fused(COUNT_N[i], false, block);
+        const attn_counts tc = counted_fused(COUNT_N[i], true, block);
         table_rowf(t, "%zu|%.1f|%.1f|%.2fx|%.1f|%.2fx", COUNT_N[i], nv.flops / 1e9,
                    tf.flops / 1e9, tf.flops / nv.flops, tc.flops / 1e9, tc.flops / nv.flops);
     }
-    const attn_counts nv = counted_naive(COUNT_N[0]), tf = counted_fused(COUNT_N[0], false);
+    const attn_counts nv = counted_naive(COUNT_N[0]), tf = counted_fused(COUNT_N[0], false, block);
     report_factf(r, "flop_ratio_noncausal", "%.2fx", tf.flops / nv.flops);
 }
 static double all_bytes(const attn_counts *c)
@@ -216,29 +221,31 @@ static double all_bytes(const attn_counts *c)
     return c->q_bytes + c->k_bytes + c->v_bytes + c->o_bytes + c->score_bytes;
 }
 static double mib(double bytes) { return bytes / (1024.0 * 1024.0); }
-static void traffic_table(report *r)
+static void traffic_table(report *r, size_t block)
 {
     static const char *const cols[] = { "n", "naive scores MiB", "tiled scores MiB",
         "naive all MiB", "tiled all MiB", "ratio", "K/V reads", NULL };
-    table *t = report_table(r, "traffic", "Counted traffic, 8 heads, d = 64, blocks of 128",
-                            cols);
+    char title[80];
+    snprintf(title, sizeof title, "Counted traffic, 8 heads, d = 64, blocks of %zu", block);
+    table *t = report_table(r, "traffic", title, cols);
     for (int i = 0; i < COUNT_SIZES; i++) {
-        const attn_counts nv = counted_naive(COUNT_N[i]), tf = counted_fused(COUNT_N[i], false);
+        const attn_counts nv = counted_naive(COUNT_N[i]);
+        const attn_counts tf = counted_fused(COUNT_N[i], false, block);
         const double kv_size = 4.0 * COUNT_HEADS * (double)COUNT_N[i] * COUNT_DIM;
         table_rowf(t, "%zu|%.0f|%.0f|%.0f|%.0f|%.1fx|%.0fx", COUNT_N[i], mib(nv.score_bytes),
                    mib(tf.score_bytes), mib(all_bytes(&nv)), mib(all_bytes(&tf)),
                    all_bytes(&nv) / all_bytes(&tf), tf.k_bytes / kv_size);
     }
-    const attn_counts n0 = counted_naive(COUNT_N[0]), t0 = counted_fused(COUNT_N[0], false);
+    const attn_counts n0 = counted_naive(COUNT_N[0]), t0 = counted_fused(COUNT_N[0], false, block);
     const attn_counts n1 = counted_naive(COUNT_N[COUNT_SIZES - 1]);
-    const attn_counts t1 = counted_fused(COUNT_N[COUNT_SIZES - 1], false);
+    const attn_counts t1 = counted_fused(COUNT_N[COUNT_SIZES - 1], false, block);
     report_factf(r, "count_last_n", "%zu", COUNT_N[COUNT_SIZES - 1]);
     report_factf(r, "naive_score_mib_last", "%.0f", mib(n1.score_bytes));
     report_factf(r, "traffic_ratio_first", "%.1fx", all_bytes(&n0) / all_bytes(&t0));
     report_factf(r, "traffic_ratio_last", "%.1fx", all_bytes(&n1) / all_bytes(&t1));
     report_factf(r, "count_heads", "%d", COUNT_HEADS);
     report_factf(r, "count_dim", "%d", COUNT_DIM);
-    report_factf(r, "count_block", "%d", COUNT_BLOCK);
+    report_factf(r, "count_block", "%zu", block);
 }
 enum { CG_SEQ = 1024, CG_DIM = 16 };
 
@@ -1043,8 +1050,8 @@ static size_t ladder_bytes(const ch08_options *o)
 static void run_receipts(const ch08_options *o, report *r)
 {
     fa_require(ladder_bytes(o), "the ladder's Q, K, V, O and workspace");
-    flops_table(r);
-    traffic_table(r);
+    flops_table(r, (size_t)o->count_block);
+    traffic_table(r, (size_t)o->count_block);
     cachegrind_table(r, o->data_dir);
     const ladder_profile machine = machine_of(o, r);
     ladder_table(r, o, &machine);

@@ -1,6 +1,7 @@
 """ch08_torch_peer.py - PyTorch's CPU scaled_dot_product_attention, timed as the
 peer of chapter 8's benchmark. Tangled from chapters/ch08_fused_timing.nw.
-Usage: python ch08_torch_peer.py HEADS n,d,causal,threads,runs,warmup ...
+Usage: python ch08_torch_peer.py HEADS n,d,causal,threads,runs,warmup[,bits] ...
+(bits: 32 for float32, the default, or 16 for bfloat16, which chapter 11 uses)
 Prints: n d causal threads runs median_s min_s max_s   (one line each)."""
 import statistics, sys, time
 try:
@@ -11,10 +12,11 @@ except Exception as e:  # no torch: say so in one line, exit 3
 heads = int(sys.argv[1])
 sdpa = torch.nn.functional.scaled_dot_product_attention
 for spec in sys.argv[2:]:
-    n, d, causal, threads, runs, warmup = (int(x) for x in spec.split(","))
+    n, d, causal, threads, runs, warmup, *bits = (int(x) for x in spec.split(","))
+    dtype = torch.bfloat16 if bits and bits[0] == 16 else torch.float32
     torch.set_num_threads(threads)
     torch.manual_seed(0)
-    q, k, v = (torch.randn(1, heads, n, d) for _ in range(3))
+    q, k, v = (torch.randn(1, heads, n, d).to(dtype) for _ in range(3))
     seconds = []
     for i in range(warmup + runs):
         start = time.perf_counter()

@@ -42,7 +42,7 @@ attn_params ch09_seeded_params(const ch09_options *o);
 ch09_options ch09_defaults(void)
 {
     return (ch09_options){ .block_q = 64, .block_k = 64, .batch = 1, .heads = 4,
-                           .seq = 1000, .dim = 64, .max_n = 8192,
+                           .seq = 1000, .dim = 64, .max_n = 8192, .time_seq = CH09_TIME_N,
                            .recorded = "chapters/recorded" };
 }
 static void parse_ch09_options(int argc, char **argv, ch09_options *o)
@@ -75,6 +75,7 @@ static void parse_ch09_options(int argc, char **argv, ch09_options *o)
           "only write the generated q k v dout .npy to DIR" },
         { "bench", OPT_FLAG, &o->bench, 0, 0, NULL, "measure naive vs flash, n = 512..max-n" },
         { "max-n", OPT_INT, &o->max_n, 512, 8192, "N", "with --bench: the longest length" },
+        { "time-seq", OPT_INT, &o->time_seq, 16, 4096, "N", "length of the timing problem" },
         { "python", OPT_STRING, &o->python, 0, 0, "PY", "with --bench: a Python with torch, as a peer" },
         { "json", OPT_FLAG, &o->json, 0, 0, NULL, "print the report as JSON" },
         { "data", OPT_STRING, &o->data_dir, 0, 0, "DIR", "write the figure data into DIR" },
@@ -445,10 +446,11 @@ static void peak_facts(report *r, const attn_params *p, const ch09_timing *naive
 }
 static void report_timing_problem(report *r, uint32_t seed, int threads, const ch09_options *o)
 {
-    attn_params p = attn_default(1, CH09_TIME_HEADS, CH09_TIME_N, CH09_TIME_N, CH09_TIME_D);
+    const size_t n = (size_t)o->time_seq;
+    attn_params p = attn_default(1, CH09_TIME_HEADS, n, n, CH09_TIME_D);
     ch09_inputs in;
     ch09_draw(&p, seed, &in);
-    report_factf(r, "time_n", "%d", CH09_TIME_N);
+    report_factf(r, "time_n", "%zu", n);
     report_factf(r, "time_heads", "%d", CH09_TIME_HEADS);
     report_factf(r, "time_d", "%d", CH09_TIME_D);
     report_factf(r, "time_repeats", "%d", CH09_REPEATS);

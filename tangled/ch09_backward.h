@@ -14,6 +14,7 @@ typedef struct {
     const char *save_dir, *data_dir, *python, *machine, *recorded;
     bool causal, reference, json, bench;
     long window, block_q, block_k, seed, batch, heads, seq, seq_k, dim, threads, max_n;
+    long time_seq;                     /* n of the timing problem */
     double scale;                      /* 0: the default 1/sqrt(d) */
 } ch09_options;
 typedef struct { tensor q, k, v, dout; } ch09_inputs;

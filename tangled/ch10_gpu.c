@@ -7,6 +7,7 @@
 #include "attention.h"
 #include "backward.h"
 #include "gpu_attention.h"
+#include "ch10_gpu.h"
 #define PROGRAM "ch10_gpu"
 typedef struct {
     const char *device, *kernel, *q_path, *k_path, *v_path, *out_path, *data_dir;
@@ -16,9 +17,11 @@ typedef struct {
     const char *dout_path, *dq_path, *dk_path, *dv_path;
     bool backward;
     long bwd_dim;                      /* the seeded backward's head dimension */
+    const char *points_path;           /* --bench: append each point here */
 } ch10_options;
 
 #define CH10_BF16_PEAK 989.4   /* TFLOP/s: dense bf16, H100/H200 SXM datasheet */
+enum { CH10_NAIVE_MAX_N = 4096 };   /* the naive kernel is timed up to this N */
 typedef struct {
     gpu_kernel kernel;
     bool causal;
@@ -61,7 +64,8 @@ double ch10_ratio(const ch10_run *run);
 static void ch10_report_runs(report *r, bool cuda, const attn_params *p,
                              const ch10_run runs[CH10_RUNS]);
 static double ch10_max_diff(const float *a, const float *b, size_t count);
-static void ch10_bench_dim(const ch10_options *o, size_t d, table *t, FILE *data);
+static bool ch10_bench_dim(const ch10_options *o, size_t d, table *t, FILE *data,
+                           FILE *points);
 ch10_bwd_tensors ch10_bwd_tensors_new(const attn_params *p, uint32_t seed);
 void ch10_bwd_tensors_free(ch10_bwd_tensors *t);
 void ch10_measure_backward(bool cuda, const attn_params *p, ch10_bwd_tensors *t,
@@ -92,6 +96,8 @@ static void parse_ch10_options(int argc, char **argv, ch10_options *o)
         { "kernel", OPT_STRING, &o->kernel, 0, 0, "naive|fused|tc",
           "the kernel --out runs (tc: bf16 tensor cores)" },
         { "bench", OPT_FLAG, &o->bench, 0, 0, NULL, "measure TFLOP/s on the CUDA device" },
+        { "points", OPT_STRING, &o->points_path, 0, 0, "FILE",
+          "--bench: append each point to FILE as a line of JSON when measured" },
         { "repeats", OPT_INT, &o->repeats, 1, 1000, "N", "timed runs per benchmark point" },
         { "cuda-info", OPT_FLAG, &o->cuda_info, 0, 0, NULL,
           "print the CUDA device or why there is none; status 0 or 1" },
@@ -450,22 +456,62 @@ static double ch10_flops(const attn_params *p)
     return p->causal ? f / 2 : f;
 }
 
-static void ch10_bench_point(const ch10_options *o, attn_params *p, const tensor qkv[3],
-                             float *out[3], table *t, FILE *data)
+static bool ch10_bench_point(const ch10_options *o, attn_params *p, const tensor qkv[3],
+                             float *out[3], table *t, FILE *data, FILE *points)
 {
-    double ms[3] = { 0, 0, 0 };
-    char why[256], a[32];
+    double ms[3] = { NAN, NAN, NAN };
+    char why[256], a[32], b[32];
     for (int kernel = 0; kernel < 3; kernel++)
-        if (gpu_attention_cuda((gpu_kernel)kernel, p, qkv[0].data, qkv[1].data,
+        if ((kernel != GPU_NAIVE || p->nq <= CH10_NAIVE_MAX_N) &&
+            gpu_attention_cuda((gpu_kernel)kernel, p, qkv[0].data, qkv[1].data,
                                qkv[2].data, out[kernel], (int)o->repeats, &ms[kernel], why))
             die_usage(PROGRAM, "cuda: %s", why);
-    const double diff = ch10_max_diff(out[0], out[1], tensor_count(&qkv[0]));
+    const ch10_tc_check c = ch10_check_tc_rows(p, qkv, out[GPU_FUSED], out[GPU_TC]);
     const double f = ch10_flops(p) / 1e9;
-    table_rowf(t, "%zu|%zu|%s|%.3f|%.1f|%.3f|%.1f|%.3f|%.1f|%.0f%%|%s", p->d, p->nq,
+    table_rowf(t, "%zu|%zu|%s|%.3f|%.1f|%.3f|%.1f|%.3f|%.1f|%.0f%%|%s ≤ %s %s", p->d, p->nq,
                p->causal ? "yes" : "no", ms[0], f / ms[0], ms[1], f / ms[1], ms[2], f / ms[2],
-               100 * f / ms[2] / CH10_BF16_PEAK, fmt_num(a, diff));
+               100 * f / ms[2] / CH10_BF16_PEAK, fmt_num(a, c.diff), fmt_num(b, c.bound),
+               c.ok ? "ok" : "FAILED");
     if (data) fprintf(data, "%zu %zu %d %.6f %.6f %.6f %.6f %.6f %.6f\n", p->d, p->nq,
                       p->causal, ms[0], f / ms[0], ms[1], f / ms[1], ms[2], f / ms[2]);
+    if (points) {
+        fprintf(points, "{\"d\": %zu, \"N\": %zu, \"causal\": %s, \"naive_ms\": %.6g, "
+                "\"fused_ms\": %.6g, \"tc_ms\": %.6g, \"tc_tflops\": %.6g, "
+                "\"tc_diff\": %.6g, \"tc_bound\": %.6g, \"ok\": %s}\n", p->d, p->nq,
+                p->causal ? "true" : "false", isnan(ms[0]) ? -1.0 : ms[0], ms[1], ms[2],
+                f / ms[2], c.diff, c.bound, c.ok ? "true" : "false");
+        fflush(points);
+    }
+    return c.ok;
+}
+
+ch10_tc_check ch10_check_tc_rows(const attn_params *p, const tensor qkv[3],
+                                 const float *fused, const float *tc)
+{
+    const size_t d = p->d, slices = p->batch * p->heads, all = slices * p->nq * d;
+    const size_t rows[] = { 0, 1, 15, 16, 63, 64, p->nq / 2, p->nq - 2, p->nq - 1 };
+    ch10_tc_check c = { .diff = 0.0, .bound = 0.0, .ok = true };
+    double ref[GPU_MAX_DIM];
+    for (size_t e = 0; e < all; e++) if (!isfinite(tc[e])) c.ok = false;
+    for (size_t s = 0; s < slices; s += slices > 1 ? slices - 1 : 1)
+        for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+            if (rows[r] >= p->nq) continue;
+            const size_t i = rows[r], row = (s * p->nq + i) * d;
+            attn_params one = *p;
+            one.batch = one.heads = one.nq = 1;
+            one.nk = p->causal && i + 1 < p->nk ? i + 1 : p->nk;
+            one.causal = false;
+            for (size_t col = 0; col < d; col++) {
+                ref[col] = fused[row + col];
+                const double gap = fabs((double)tc[row + col] - ref[col]);
+                c.diff = isnan(gap) ? INFINITY : fmax(c.diff, gap);
+            }
+            c.bound = fmax(c.bound, 2.0 * gpu_bf16_naive_error(&one, qkv[0].data + row,
+                                                               qkv[1].data + s * p->nk * d,
+                                                               qkv[2].data + s * p->nk * d, ref));
+        }
+    c.ok = c.ok && c.diff <= c.bound;
+    return c;
 }
 
 static double ch10_max_diff(const float *a, const float *b, size_t count)
@@ -479,26 +525,33 @@ static double ch10_max_diff(const float *a, const float *b, size_t count)
     return worst;
 }
 
-static void ch10_bench(const ch10_options *o, report *r)
+static bool ch10_bench(const ch10_options *o, report *r)
 {
     static const char *const columns[] = { "d", "N", "causal", "naive ms", "naive TFLOP/s",
                                            "fused ms", "fused TFLOP/s", "tc ms", "tc TFLOP/s",
-                                           "tc of peak", "max |diff|", NULL };
+                                           "tc of peak", "tc vs fused ≤ bound", NULL };
     char text[256];
+    bool ok = true;
     if (!gpu_cuda_device(text)) die_usage(PROGRAM, "--bench needs a CUDA device: %s", text);
     report_fact_labeled(r, "device", "device", text);
     table *t = report_table(r, "bench", "The kernels on the device (tc: bf16 tensor cores)",
                             columns);
+    FILE *points = o->points_path ? fopen(o->points_path, "a") : NULL;
+    if (o->points_path && !points) die_usage(PROGRAM, "cannot append to %s", o->points_path);
     FILE *data = o->data_dir ? data_file(o->data_dir, "ch10_bench.dat") : NULL;
     if (data) fprintf(data, "# d N causal naive_ms naive_tflops fused_ms fused_tflops "
                       "tc_ms tc_tflops\n");
-    for (size_t d = 64; d <= 128; d *= 2) ch10_bench_dim(o, d, t, data);
+    for (size_t d = 64; d <= 128; d *= 2) ok = ch10_bench_dim(o, d, t, data, points) && ok;
     if (data) data_close(data);
+    if (points) fclose(points);
     ch10_bench_backward(o, r);
+    return ok;
 }
 
-static void ch10_bench_dim(const ch10_options *o, size_t d, table *t, FILE *data)
+static bool ch10_bench_dim(const ch10_options *o, size_t d, table *t, FILE *data,
+                           FILE *points)
 {
+    bool ok = true;
     attn_params p = attn_default(1, 2048 / d, 16384, 16384, d);
     tensor qkv[3];
     float *out[3];
@@ -508,10 +561,11 @@ static void ch10_bench_dim(const ch10_options *o, size_t d, table *t, FILE *data
         for (int causal = 0; causal < 2; causal++) {
             p.batch = 16384 / n; p.nq = p.nk = n; p.causal = causal;
             fprintf(stderr, "%s: bench d=%zu N=%zu causal=%d\n", PROGRAM, d, n, causal);
-            ch10_bench_point(o, &p, qkv, out, t, data);
+            ok = ch10_bench_point(o, &p, qkv, out, t, data, points) && ok;
         }
     for (int k = 0; k < 3; k++) fa_free(out[k]);
     for (int k = 0; k < 3; k++) tensor_free(&qkv[k]);
+    return ok;
 }
 
 static int ch10_cuda_info(void)
@@ -725,11 +779,13 @@ int main(int argc, char **argv)
     if (o.cuda_info) return ch10_cuda_info();
     ch10_kernel_named(o.kernel);
     report *r = report_new(PROGRAM, o.json);
-    if (o.bench) ch10_bench(&o, r);
+    bool ok = true;
+    if (o.bench) ok = ch10_bench(&o, r);
     else if (o.backward || o.dout_path || o.dq_path || o.dk_path || o.dv_path)
         ch10_run_backward_on_files(&o, r);
     else if (o.q_path || o.k_path || o.v_path || o.out_path) ch10_run_on_files(&o, r);
     else ch10_run_seeded(&o, r);
     report_finish(r, stdout);
-    return 0;
+    if (!ok) fprintf(stderr, "%s: the tensor-core kernel's output is out of bounds\n", PROGRAM);
+    return ok ? 0 : 1;
 }

@@ -10,7 +10,7 @@
 #include "fused.h"
 
 int chapter_main(int argc, char **argv);
-attn_counts counted_fused(size_t n, bool causal);
+attn_counts counted_fused(size_t n, bool causal, size_t block);
 attn_counts counted_naive(size_t n);
 typedef struct { double u0, v0, u1, v1; } plot_box;
 typedef struct { double u, v; bool left_of_point, moved; } label_place;
@@ -147,10 +147,11 @@ Test(ch08, threads_are_bit_identical_to_one_thread)
 }
 Test(ch08, counters_equal_their_formulas)
 {
-    const double h = 8, d = 64, b = 128;
+    const double h = 8, d = 64;
+    for (size_t bs = 128; bs <= 256; bs *= 2)
     for (size_t n = 512; n <= 4096; n *= 2) {
-        const double N = (double)n, T = N / b;
-        const attn_counts f = counted_fused(n, false), c = counted_fused(n, true);
+        const double N = (double)n, b = (double)bs, T = N / b;
+        const attn_counts f = counted_fused(n, false, bs), c = counted_fused(n, true, bs);
         const attn_counts nv = counted_naive(n);
         cr_expect_eq(f.flops, 4 * h * N * N * d);
         cr_expect_eq(f.k_bytes, 4 * h * N * d * T);

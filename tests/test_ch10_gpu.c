@@ -8,6 +8,7 @@
 #include "attention.h"
 #include "gpu_attention.h"
 #include "gpu_emu_cuda.h"
+#include "../tangled/ch10_gpu.h"
 enum { CH10_BWD_TENSORS = 8 };
 typedef struct {
     float *x[CH10_BWD_TENSORS];
@@ -24,6 +25,7 @@ typedef struct {
     const char *dout_path, *dq_path, *dk_path, *dv_path;
     bool backward;
     long bwd_dim;
+    const char *points_path;
 } ch10_options;
 typedef struct {
     gpu_kernel kernel;
@@ -443,6 +445,46 @@ Test(receipts, ldmatrix_count_matches_the_formula)
     cr_expect_eq(strtod(counted, NULL), strtod(formula, NULL), "%s vs %s", counted, formula);
     cr_expect(json_fact_is(json, "ldmatrix_exact", "256 of 256"));
     free(counted); free(formula); free(json);
+}
+
+static ch10_tc_check check_tc_on_emulation(bool causal, size_t poke, float by)
+{
+    gpu_problem pr = gpu_problem_new(2, 130, 130, 64, causal, 17);
+    float *fused = fa_alloc(pr.count * sizeof(float));
+    run_emulated(&pr, GPU_FUSED, NULL);
+    memcpy(fused, pr.o, pr.count * sizeof(float));
+    run_emulated(&pr, GPU_TC, NULL);
+    const tensor qkv[3] = { { .data = pr.q }, { .data = pr.k }, { .data = pr.v } };
+    ch10_tc_check c = ch10_check_tc_rows(&pr.p, qkv, fused, pr.o);
+    if (poke < pr.count) {
+        pr.o[poke] = isnan(by) ? NAN : pr.o[poke] + by * (float)c.bound;
+        c = ch10_check_tc_rows(&pr.p, qkv, fused, pr.o);
+    }
+    fa_free(fused); gpu_problem_free(&pr);
+    return c;
+}
+
+Test(tc, benchmark_check_passes_the_kernels_and_fails_a_wrong_answer)
+{
+    for (int causal = 0; causal < 2; causal++) {
+        const ch10_tc_check c = check_tc_on_emulation(causal, (size_t)-1, 0.0f);
+        cr_expect(c.ok && c.bound > 0 && c.diff <= c.bound, "causal %d: %g > %g", causal,
+                  c.diff, c.bound);
+    }
+    cr_expect(!check_tc_on_emulation(false, 64 * 64 + 5, 2.0f).ok, "row 64, twice the bound");
+    cr_expect(!check_tc_on_emulation(true, 40 * 64 + 3, NAN).ok, "a NaN on row 40");
+}
+
+Test(tc, exponential_flushes_results_below_the_normal_range)
+{
+    gpu_problem pr = gpu_problem_new(1, 1, 2, 16, false, 3);
+    for (size_t i = 0; i < 16; i++) pr.q[i] = pr.k[i] = pr.k[16 + i] = pr.v[i] = pr.v[16 + i] = 0;
+    pr.q[0] = 1.0f; pr.k[0] = 64.0f; pr.k[16] = -26.0f; pr.v[16] = 1.0f;
+    pr.p.scale = 1.0f;
+    run_emulated(&pr, GPU_TC, NULL);
+    cr_expect(exp2f(-90.0f * 1.4426950f) > 0.0f, "the weight is representable unflushed");
+    cr_expect_eq(pr.o[0], 0.0f, "the weight 2^-130 was kept: %g", (double)pr.o[0]);
+    gpu_problem_free(&pr);
 }
 
 typedef struct {

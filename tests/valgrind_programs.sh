@@ -7,6 +7,7 @@ scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 . "$(dirname "$0")/quick_sizes.sh"
 failures=0
+export FA_ISA=avx2     # valgrind runs no AVX-512: chapter 11 then runs its model alone
 memcheck() {   # memcheck NAME PROGRAM ARGS...
     name=$1; shift; prog=$1; shift
     if valgrind --quiet --error-exitcode=99 --leak-check=full \

@@ -1,0 +1,421 @@
+/* ch11_amx — bf16 FlashAttention-2 on AMX, AVX512-BF16, or their model.
+   Tangled from chapters/ch11_amx.nw. */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ch11_amx.h"
+#include "gpu_attention.h"
+#include "ladder.h"
+static void write_ch11_walk_data(const char *dir);
+ch11_options ch11_defaults(void)
+{
+    return (ch11_options){ .kernel = "auto", .heads = 4, .seq = 1024, .seq_k = 0, .dim = 64,
+                           .threads = ladder_cpus(), .repeats = 3 };
+}
+static void parse_ch11_options(int argc, char **argv, ch11_options *o)
+{
+    const option opts[] = {
+        { "q", OPT_STRING, &o->q_path, 0, 0, "FILE", "queries: .npy float32 (n,d), (h,n,d) or (b,h,n,d)" },
+        { "k", OPT_STRING, &o->k_path, 0, 0, "FILE", "keys: same leading shape and d as --q" },
+        { "v", OPT_STRING, &o->v_path, 0, 0, "FILE", "values: the shape of --k" },
+        { "out", OPT_STRING, &o->out_path, 0, 0, "FILE", "write the output (.npy float32, the shape of --q)" },
+        { "causal", OPT_FLAG, &o->causal, 0, 0, NULL, "causal mask, top-left aligned" },
+        { "scale", OPT_DOUBLE, &o->scale, 0, 1e12, "S", "score scale (0: 1/sqrt(d))" },
+        { "kernel", OPT_STRING, &o->kernel, 0, 0, "NAME", "auto, amx, avx512bf16 or emulated" },
+        { "threads", OPT_INT, &o->threads, 1, AMX_MAX_THREADS, "T", "threads of the kernel" },
+        { "seed", OPT_INT, &o->seed, 0, 4294967295.0, "N", "seed of the generated Q, K, V" },
+        { "heads", OPT_INT, &o->heads, 1, 64, "H", "heads of the timed run" },
+        { "seq", OPT_INT, &o->seq, 1, 65536, "N", "sequence length of the timed run" },
+        { "seq-k", OPT_INT, &o->seq_k, 0, 65536, "N", "keys of the timed run (0: --seq)" },
+        { "dim", OPT_INT, &o->dim, 1, 128, "D", "head dimension of the timed run" },
+        { "repeats", OPT_INT, &o->repeats, 1, 101, "R", "timed runs per measurement" },
+        { "bench", OPT_FLAG, &o->bench, 0, 0, NULL, "run the benchmark (minutes), results on stdout" },
+        { "quick", OPT_FLAG, &o->quick, 0, 0, NULL, "a short run: benchmark n = 4096, d = 64; receipts on small sizes" },
+        { "python", OPT_STRING, &o->python, 0, 0, "PATH", "a Python with torch: PyTorch's SDPA as a peer" },
+        { "json", OPT_FLAG, &o->json, 0, 0, NULL, "print the report as JSON" },
+        { "data", OPT_STRING, &o->data_dir, 0, 0, "DIR", "write figure data to DIR" },
+    };
+    options_parse(argc, argv, CH11_PROGRAM, "bf16 attention on AMX tiles, AVX512-BF16, or their model",
+                  opts, sizeof opts / sizeof opts[0]);
+}
+amx_kernel ch11_best_kernel(char why[160])
+{
+    if (amx_available(why)) return AMX_KERNEL_AMX;
+    if (bf16_cpu_has_avx512bf16()) return AMX_KERNEL_AVX512BF16;
+    return AMX_KERNEL_EMULATED;
+}
+
+const char *ch11_kernel_name(amx_kernel k)
+{
+    static const char *const names[AMX_ENGINES] = { "amx", "avx512bf16", "emulated",
+                                                    "emulated-avx512bf16" };
+    return names[k];
+}
+amx_kernel ch11_kernel_of(const char *name)
+{
+    char why[160] = "";
+    const amx_kernel best = ch11_best_kernel(why);
+    for (int k = 0; k < AMX_ENGINES; k++)
+        if (strcmp(name, ch11_kernel_name((amx_kernel)k)) == 0) {
+            if ((k == AMX_KERNEL_AMX && best != AMX_KERNEL_AMX)
+                || (k == AMX_KERNEL_AVX512BF16 && !bf16_cpu_has_avx512bf16())) {
+                const amx_kernel instead = k == AMX_KERNEL_AMX ? best : AMX_KERNEL_EMULATED;
+                fprintf(stderr, "%s: %s is not available here (%s): running %s\n", CH11_PROGRAM, name,
+                        k == AMX_KERNEL_AMX ? why : "this CPU has no AVX512-BF16", ch11_kernel_name(instead));
+                return instead;
+            }
+            return (amx_kernel)k;
+        }
+    if (strcmp(name, "auto") != 0)
+        die_usage(CH11_PROGRAM, "--kernel must be auto, amx, avx512bf16 or emulated, not '%s'", name);
+    if (best != AMX_KERNEL_AMX) fprintf(stderr, "%s: no AMX (%s): running %s\n", CH11_PROGRAM, why,
+                                        ch11_kernel_name(best));
+    return best;
+}
+static void run_ch11_on_files(const ch11_options *o, report *r)
+{
+    if (!o->q_path || !o->k_path || !o->v_path || !o->out_path)
+        die_usage(CH11_PROGRAM, "--q, --k, --v and --out go together");
+    npy_refuse_same_file(CH11_PROGRAM, o->out_path, (const char *const[]){ o->q_path, o->k_path, o->v_path }, 3);
+    tensor q = npy_read_or_exit(CH11_PROGRAM, o->q_path), k = npy_read_or_exit(CH11_PROGRAM, o->k_path),
+           v = npy_read_or_exit(CH11_PROGRAM, o->v_path);
+    attn_params p = attn_params_from_tensors(CH11_PROGRAM, &q, &k, &v);
+    attn_apply_options(&p, o->causal, 0, 16, 32, o->scale);
+    const char *problem = bf16_params_problem(&p);
+    if (problem) die_usage(CH11_PROGRAM, "%s", problem);
+    const amx_kernel kernel = ch11_kernel_of(o->kernel);
+    fa_require(fa_mul(tensor_count(&q), sizeof(float)) + attention_bf16_bytes(&p, (int)o->threads),
+               "the output and the kernel's packed keys, values and workspaces");
+    tensor out = tensor_new(q.ndim, q.shape);
+    attention_bf16(kernel, &p, q.data, k.data, v.data, out.data, (int)o->threads, NULL);
+    npy_write_or_exit(CH11_PROGRAM, o->out_path, &out);
+    char a[96];
+    report_fact_labeled(r, "q_shape", "Q", shape_text(&q, a));
+    report_fact_labeled(r, "kernel", "kernel", ch11_kernel_name(kernel));
+    report_fact_labeled(r, "output", "output written to", o->out_path);
+    tensor_free(&q); tensor_free(&k); tensor_free(&v); tensor_free(&out);
+}
+static void report_machine_facts(report *r, bool *vdp, bool *amx)
+{
+    char cpu[128], why[160], text[512];
+    ladder_cpu_model(cpu, sizeof cpu);
+    report_factf(r, "machine", "%s (%d CPUs)", cpu, ladder_cpus());
+    *vdp = bf16_cpu_has_avx512bf16();
+    *amx = amx_available(why);
+    snprintf(text, sizeof text, "It has %s, and %s%s.",
+             *vdp ? "AVX512-BF16" : "no AVX512-BF16", *amx ? "" : "no AMX: ", why);
+    report_fact(r, "hardware_sentence", text);
+    report_fact(r, "amx_why", why);
+}
+static void comparison_row(table *t, const char *what, const bf16_comparison *c, bool ran,
+                           const char *why)
+{
+    char a[32], b[32];
+    if (!ran) { table_rowf(t, "%s|0|-|not run: %s", what, why); return; }
+    table_rowf(t, "%s|%s|%s|%s", what, fmt_int(a, (long long)c->cases), fmt_int(b, (long long)c->differ),
+               c->differ == 0 ? "bit for bit" : c->differ == c->nan_payloads
+               ? "NaN payloads differ" : "values differ");
+}
+static void report_model(report *r, bool vdp, bool amx, size_t rounds)
+{
+    static const char *const cols[] = { "instruction", "cases", "differ", "result", NULL };
+    table *t = report_table(r, "model", "The model against this machine's instructions", cols);
+    const bf16_comparison conv = vdp ? bf16_compare_rounding(1, 20 * rounds) : (bf16_comparison){ 0 };
+    const bf16_comparison dot = vdp ? bf16_compare_dot(2, 50 * rounds) : (bf16_comparison){ 0 };
+    const bf16_comparison tile = amx ? amx_compare_tile_dot(3, 2 * rounds) : (bf16_comparison){ 0 };
+    comparison_row(t, "VCVTNE2PS2BF16", &conv, vdp, "no AVX512-BF16");
+    comparison_row(t, "VDPBF16PS", &dot, vdp, "no AVX512-BF16");
+    comparison_row(t, "TDPBF16PS", &tile, amx, "no AMX");
+    char text[600], a[32], b[32];
+    const size_t differ = conv.differ + dot.differ + tile.differ;
+    if (!vdp && !amx)
+        snprintf(text, sizeof text, "This machine has neither instruction set, so the model ran alone here.");
+    else
+        snprintf(text, sizeof text, "Of %s cases compared, %s differ%s.%s",
+                 fmt_int(a, (long long)(conv.cases + dot.cases + tile.cases)), fmt_int(b, (long long)differ),
+                 differ == 0 ? ": the model gives the hardware's bits, NaN payloads included" : "",
+                 amx ? "" : " The tile model follows the manual and has not met a tile unit on this machine;"
+                            " where AMX exists, the same comparison runs in the tests.");
+    report_fact(r, "model_sentence", text);
+    report_factf(r, "model_dot_cases", "%zu", dot.cases);
+}
+static const struct { size_t nq, nk, d; bool causal; } ERROR_SHAPES[] = {
+    { 1, 1, 64, false }, { 7, 7, 16, true }, { 63, 65, 64, false }, { 64, 64, 64, true },
+    { 65, 129, 128, false }, { 129, 129, 128, true }, { 200, 333, 3, false }, { 1000, 1000, 64, true },
+};
+enum { ERROR_SHAPE_COUNT = sizeof ERROR_SHAPES / sizeof ERROR_SHAPES[0] };
+ch11_error ch11_error_of(amx_kernel kernel, const attn_params *p, uint32_t seed, int threads)
+{
+    const size_t qn = p->batch * p->heads * p->nq * p->d, kn = p->batch * p->heads * p->nk * p->d;
+    float *q = fa_alloc(fa_mul(qn, 4)), *k = fa_alloc(fa_mul(kn, 4)), *v = fa_alloc(fa_mul(kn, 4));
+    float *o = fa_alloc(fa_mul(qn, 4));
+    double *exact = fa_alloc(fa_mul(qn, sizeof(double))), top = 0.0;
+    attn_draw_inputs(p, seed, q, k, v);
+    attention_reference(p, q, k, v, exact);
+    attention_bf16(kernel, p, q, k, v, o, threads, NULL);
+    ch11_error e = { .kernel = max_abs_diff_fd(o, exact, qn),
+                     .plain = gpu_bf16_naive_error(p, q, k, v, exact) };
+    for (size_t i = 0; i < qn; i++) top = fmax(top, fabs(exact[i]));
+    e.bound = 2 * fmax(e.plain, ldexp(top, -23));
+    fa_free(q); fa_free(k); fa_free(v); fa_free(o); fa_free(exact);
+    return e;
+}
+static void report_errors(report *r, size_t shapes, uint32_t seed)
+{
+    static const char *const cols[] = { "Nq", "Nk", "d", "causal", "bf16 kernel", "plain bf16",
+                                        "ratio", "within 2x", NULL };
+    char title[96];
+    snprintf(title, sizeof title, "Largest error against float64, 2 heads, seed %u", seed);
+    table *t = report_table(r, "errors", title, cols);
+    double worst = 0.0;
+    for (size_t i = 0; i < shapes; i++) {
+        attn_params p = attn_default(1, 2, ERROR_SHAPES[i].nq, ERROR_SHAPES[i].nk, ERROR_SHAPES[i].d);
+        p.causal = ERROR_SHAPES[i].causal;
+        const ch11_error e = ch11_error_of(AMX_KERNEL_EMULATED, &p, seed, 1);
+        char a[32], b[32];
+        worst = fmax(worst, e.kernel / e.plain);
+        table_rowf(t, "%zu|%zu|%zu|%s|%s|%s|%.2f|%s", p.nq, p.nk, p.d, p.causal ? "yes" : "no",
+                   fmt_num(a, e.kernel), fmt_num(b, e.plain), e.kernel / e.plain,
+                   e.kernel <= e.bound ? "yes" : "no");
+    }
+    report_factf(r, "worst_ratio", "%.2f", worst);
+}
+static void report_peaks(report *r, const ch11_options *o, bool vdp, bool amx)
+{
+    static const char *const cols[] = { "unit", "1 thread GFLOP/s", "all threads GFLOP/s", NULL };
+    table *t = report_table(r, "peaks", "Peaks of the arithmetic units", cols);
+    const int all = (int)o->threads;
+    char a[64], b[64];
+    spread s1 = ladder_fma_spread(1, 1 << 22, 5), sa = ladder_fma_spread(all, 1 << 22, 5);
+    table_rowf(t, "fp32 FMA (chapter 1)|%s|%s", fmt_spread(a, s1.median, s1.min, s1.max),
+               fmt_spread(b, sa.median, sa.min, sa.max));
+    report_factf(r, "fp32_peak", "%.0f", s1.median);
+    const double fp32 = s1.median;
+    if (vdp) {
+        s1 = bf16_peak_gflops(false, 1, 1 << 21, 5);
+        sa = bf16_peak_gflops(false, all, 1 << 21, 5);
+        table_rowf(t, "VDPBF16PS|%s|%s", fmt_spread(a, s1.median, s1.min, s1.max),
+                   fmt_spread(b, sa.median, sa.min, sa.max));
+    } else table_rowf(t, "VDPBF16PS|not on this machine|-");
+    report_factf(r, "vdp_peak", vdp ? "%.0f" : "-", s1.median);
+    const double vdp_one = s1.median;
+    if (amx) {
+        s1 = bf16_peak_gflops(true, 1, 1 << 18, 5);
+        sa = bf16_peak_gflops(true, all, 1 << 18, 5);
+        table_rowf(t, "TDPBF16PS|%s|%s", fmt_spread(a, s1.median, s1.min, s1.max),
+                   fmt_spread(b, sa.median, sa.min, sa.max));
+    } else table_rowf(t, "TDPBF16PS|not on this machine|-");
+    report_factf(r, "amx_peak", amx ? "%.0f" : "-", s1.median);
+    char text[400];
+    if (amx)
+        snprintf(text, sizeof text, "On this machine one core's tile unit does %.0f times the fp32 multiply-add "
+                 "peak.", s1.median / fp32);
+    else if (vdp)
+        snprintf(text, sizeof text, "This machine has no tile unit. Its bf16 dot product runs at %.1f times "
+                 "the fp32 multiply-add peak on one core%s", vdp_one / fp32, vdp_one / fp32 < 1.3
+                 ? ": on it, bf16 saves memory and bandwidth, not arithmetic." : ".");
+    else snprintf(text, sizeof text, "This machine has neither bf16 unit; only the model runs here.");
+    report_fact(r, "peak_sentence", text);
+}
+static const struct { const char *what; int ops; } SOFTMAX_OPS[] = {
+    { "load and scale two vectors of scores", 4 }, { "mask the hidden keys", 2 },
+    { "the row's max: two reductions of 16 lanes", 16 }, { "the new max and e^(m - m')", 18 },
+    { "subtract and exponentiate two vectors", 32 }, { "convert to bf16 and store", 2 },
+    { "widen the bf16 back and add into the sums", 10 },
+};
+
+static void report_budget(report *r)
+{
+    static const char *const cols[] = { "per row of a step", "instructions", NULL };
+    table *t = report_table(r, "budget", "Vector instructions per row of a step, d = 64", cols);
+    int ops = 0;
+    for (size_t i = 0; i < sizeof SOFTMAX_OPS / sizeof SOFTMAX_OPS[0]; i++) {
+        table_rowf(t, "%s|%d", SOFTMAX_OPS[i].what, SOFTMAX_OPS[i].ops);
+        ops += SOFTMAX_OPS[i].ops;
+    }
+    table_rowf(t, "rescale the accumulator: load, load, multiply-add, store per 16 columns|%d", 4 * 64 / 16);
+    ops += 4 * 64 / 16;
+    const int step = 16 * ops, tile_cycles = 16 * (2 * 64 / 32 + 64 / 16);
+    report_factf(r, "vector_ops", "%d", step);
+    report_factf(r, "vector_cycles", "%d", step / 2);
+    report_factf(r, "tile_cycles", "%d", tile_cycles);
+    char a[32];
+    report_fact(r, "tile_fraction", fmt_pct(a, (double)tile_cycles / (tile_cycles + step / 2)));
+}
+typedef struct { const attn_params *p; amx_kernel kernel; const float *q, *k, *v; float *o; int threads; } timed_run;
+
+static void run_timed(void *ctx)
+{
+    const timed_run *t = ctx;
+    attention_bf16(t->kernel, t->p, t->q, t->k, t->v, t->o, t->threads, NULL);
+}
+
+spread ch11_time_kernel(amx_kernel kernel, const attn_params *p, int threads, int repeats)
+{
+    const size_t qn = p->batch * p->heads * p->nq * p->d, kn = p->batch * p->heads * p->nk * p->d;
+    float *q = fa_alloc(fa_mul(qn, 4)), *k = fa_alloc(fa_mul(kn, 4)), *v = fa_alloc(fa_mul(kn, 4));
+    float *o = fa_alloc(fa_mul(qn, 4));
+    attn_draw_inputs(p, 0, q, k, v);
+    timed_run t = { p, kernel, q, k, v, o, threads };
+    const spread s = time_spread(run_timed, &t, 1, repeats);
+    fa_free(q); fa_free(k); fa_free(v); fa_free(o);
+    return s;
+}
+double ch11_flops(const attn_params *p)
+{
+    return 4.0 * (double)(p->batch * p->heads) * (double)p->nq * (double)p->nk * (double)p->d
+           / (p->causal ? 2.0 : 1.0);
+}
+static void report_speed(report *r, const ch11_options *o, bool vdp, bool amx)
+{
+    static const char *const cols[] = { "engine", "keys", "threads", "GFLOP/s", NULL };
+    char title[96];
+    snprintf(title, sizeof title, "The kernel on this machine, d = %ld, %ld heads, no mask", o->dim, o->heads);
+    table *t = report_table(r, "speed", title, cols);
+    for (int k = 0; k < AMX_ENGINES; k++) {
+        if ((k == AMX_KERNEL_AMX && !amx) || (k == AMX_KERNEL_AVX512BF16 && !vdp)) continue;
+        const bool model = k >= AMX_KERNEL_EMULATED;
+        attn_params p = attn_default(1, (size_t)o->heads, model ? 128 : (size_t)o->seq,
+                                     model ? 128 : (size_t)o->seq_k, (size_t)o->dim);
+        fprintf(stderr, "%s: timing %s\n", CH11_PROGRAM, ch11_kernel_name((amx_kernel)k));
+        const spread s = ch11_time_kernel((amx_kernel)k, &p, (int)o->threads, (int)o->repeats);
+        const double f = ch11_flops(&p) / 1e9;
+        char a[64];
+        table_rowf(t, "%s|%zu|%ld|%s", ch11_kernel_name((amx_kernel)k), p.nk, o->threads,
+                   fmt_spread(a, f / s.median, f / s.max, f / s.min));
+    }
+}
+static void report_walk(report *r, const char *data_dir)
+{
+    report_factf(r, "tdp_scores_64", "%d", 2 * 64 / 32);
+    report_factf(r, "tdp_values_64", "%d", 64 / 16);
+    report_factf(r, "tdp_scores_128", "%d", 2 * 128 / 32);
+    report_factf(r, "tdp_values_128", "%d", 128 / 16);
+    attn_params p = attn_default(1, 1, 1024, 1024, 64);
+    p.causal = true;
+    amx_counts c = { 0 };
+    float *x = fa_alloc(fa_mul(1024 * 64, 4)), *o = fa_alloc(fa_mul(1024 * 64, 4));
+    memset(x, 0, 1024 * 64 * 4);
+    attention_bf16(AMX_KERNEL_EMULATED, &p, x, x, x, o, 1, &c);
+    report_factf(r, "causal_computed", "%zu", c.blocks_computed);
+    report_factf(r, "causal_skipped", "%zu", c.blocks_skipped);
+    fa_free(x); fa_free(o);
+    if (data_dir) write_ch11_walk_data(data_dir);
+}
+static void write_ch11_walk_data(const char *dir)
+{
+    static const char *const scores[8] = { "Q cols 0-31", "Q cols 32-63", "-", "-",
+                                           "S keys 0-15", "S keys 16-31", "K (VNNI)", "K (VNNI)" };
+    static const char *const values[8] = { "Q cols 0-31", "Q cols 32-63", "-", "-",
+                                           "PV 16 cols", "-", "P (bf16)", "V (VNNI)" };
+    FILE *f = data_file(dir, "ch11_tiles.dat");
+    fprintf(f, "# tile phase label (phase 0: scores, 1: values)\n");
+    for (int t = 0; t < 8; t++) {
+        fprintf(f, "%d 0 \"%s\"\n", t, scores[t]);
+        fprintf(f, "%d 1 \"%s\"\n", t, values[t]);
+    }
+    data_close(f);
+}
+static void run_ch11_receipts(const ch11_options *o, report *r)
+{
+    bool vdp, amx;
+    fa_require(fa_mul((size_t)(o->heads * o->seq), (size_t)o->dim * 16) + (64u << 20),
+               "the timed run's tensors and workspaces");
+    report_machine_facts(r, &vdp, &amx);
+    report_model(r, vdp, amx, o->quick ? 10 : 1000);
+    report_errors(r, o->quick ? 4 : ERROR_SHAPE_COUNT, (uint32_t)o->seed);
+    report_walk(r, o->data_dir);
+    report_budget(r);
+    if (o->quick) return;
+    report_peaks(r, o, vdp, amx);
+    report_speed(r, o, vdp, amx);
+}
+typedef struct { long n, d, threads; int causal; } ch11_config;
+
+static size_t ch11_configs(const ch11_options *o, ch11_config *out)
+{
+    size_t count = 0;
+    for (long d = 64; d <= (o->quick ? 64 : 128); d *= 2)
+        for (int causal = 0; causal <= 1; causal++)
+            for (long n = o->quick ? 4096 : 1024; n <= 4096; n *= 2)
+                for (long t = 1; t <= o->threads; t = t == o->threads ? t + 1 : o->threads)
+                    out[count++] = (ch11_config){ n, d, t, causal };
+    return count;
+}
+static size_t ch11_run_torch(const ch11_options *o, const ch11_config *cfg, size_t count,
+                             double seconds[][2])
+{
+    char cmd[16384], line[512];
+    if (strchr(o->python, '\'')) die_usage(CH11_PROGRAM, "--python: a path without quotes, please");
+    size_t used = (size_t)snprintf(cmd, sizeof cmd, "'%s' tangled/ch08_torch_peer.py %d", o->python, CH11_BENCH_HEADS);
+    for (size_t i = 0; i < 2 * count && used < sizeof cmd; i++)
+        used += (size_t)snprintf(cmd + used, sizeof cmd - used, " %ld,%ld,%d,%ld,3,1,%d", cfg[i / 2].n,
+                                 cfg[i / 2].d, cfg[i / 2].causal, cfg[i / 2].threads, i % 2 ? 32 : 16);
+    if (used >= sizeof cmd) die_usage(CH11_PROGRAM, "the PyTorch command line is too long");
+    FILE *p = popen(cmd, "r");
+    if (!p) die_usage(CH11_PROGRAM, "cannot run %s", o->python);
+    size_t got = 0;
+    while (fgets(line, sizeof line, p) && got < 2 * count) {
+        double median;
+        if (line[0] == '#') { printf("%s", line); continue; }
+        if (sscanf(line, "%*d %*d %*d %*d %*d %lf", &median) == 1) seconds[got / 2][got % 2] = median, got++;
+    }
+    pclose(p);
+    return got;
+}
+static void print_bench_line(const char *kernel, const ch11_config *c, spread s, const double torch[2],
+                             bool have_torch)
+{
+    attn_params p = attn_default(1, CH11_BENCH_HEADS, (size_t)c->n, (size_t)c->n, (size_t)c->d);
+    p.causal = c->causal;
+    const double g = ch11_flops(&p) / s.median / 1e9;
+    printf("ch11_amx %s %ld %ld %d %ld 3 %.6f %.6f %.6f %.1f", kernel, c->n, c->d, c->causal,
+           c->threads, s.median, s.min, s.max, g);
+    if (have_torch) printf(" %.2f %.2f\n", torch[0] / s.median, torch[1] / s.median);
+    else printf(" - -\n");
+}
+static void run_ch11_bench(const ch11_options *o)
+{
+    ch11_config cfg[64];
+    static double torch[64][2];
+    char why[160], cpu[128];
+    const amx_kernel kernel = ch11_best_kernel(why);
+    const size_t count = ch11_configs(o, cfg);
+    ladder_cpu_model(cpu, sizeof cpu);
+    printf("# ch11_amx: %s, %d CPUs; kernel %s; AMX: %s\n", cpu, ladder_cpus(), ch11_kernel_name(kernel), why);
+    if (kernel != AMX_KERNEL_EMULATED) {
+        const spread f = ladder_fma_spread(1, 1 << 22, 5);
+        const spread b = bf16_peak_gflops(kernel == AMX_KERNEL_AMX, 1, kernel == AMX_KERNEL_AMX ? 1 << 18 : 1 << 21, 5);
+        printf("# peak GFLOP/s, one thread: fp32 FMA %.0f, %s %.0f\n", f.median,
+               kernel == AMX_KERNEL_AMX ? "TDPBF16PS" : "VDPBF16PS", b.median);
+    } else printf("# no bf16 hardware: only the model runs here, and it is not benchmarked\n");
+    if (kernel == AMX_KERNEL_EMULATED) return;
+    const size_t got = o->python ? ch11_run_torch(o, cfg, count, torch) : 0;
+    if (!o->python) printf("# PyTorch: not run (make bench PYTHON=/path/to/python adds it)\n");
+    for (size_t i = 0; i < count; i++) {
+        attn_params p = attn_default(1, CH11_BENCH_HEADS, (size_t)cfg[i].n, (size_t)cfg[i].n, (size_t)cfg[i].d);
+        p.causal = cfg[i].causal;
+        fa_require(attention_bf16_bytes(&p, (int)cfg[i].threads) + fa_mul(p.heads * p.nq * p.d, 16),
+                   "the benchmark's tensors");
+        fprintf(stderr, "bench: %s n=%ld d=%ld causal=%d threads=%ld\n", ch11_kernel_name(kernel),
+                cfg[i].n, cfg[i].d, cfg[i].causal, cfg[i].threads);
+        const spread s = ch11_time_kernel(kernel, &p, (int)cfg[i].threads, 3);
+        print_bench_line(ch11_kernel_name(kernel), &cfg[i], s, torch[i], 2 * i + 1 < got);
+    }
+}
+int main(int argc, char **argv)
+{
+    ch11_options o = ch11_defaults();
+    parse_ch11_options(argc, argv, &o);
+    fa_isa_cap(CH11_PROGRAM);
+    if (o.seq_k == 0) o.seq_k = o.seq;
+    if (o.bench) { run_ch11_bench(&o); finish_stdout(CH11_PROGRAM); return 0; }
+    report *r = report_new(CH11_PROGRAM, o.json);
+    if (o.q_path || o.k_path || o.v_path || o.out_path) run_ch11_on_files(&o, r);
+    else run_ch11_receipts(&o, r);
+    report_finish(r, stdout);
+    return 0;
+}

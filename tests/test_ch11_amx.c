@@ -1,0 +1,154 @@
+/* test_ch11_amx.c — the bf16 model, the model against the hardware, and the
+   bf16 attention kernels. Tangled from chapters/ch11_amx.nw. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <string.h>
+#include "../tangled/ch11_amx.h"
+static uint32_t bits(float x) { uint32_t u; memcpy(&u, &x, 4); return u; }
+static float flt(uint32_t u) { float x; memcpy(&x, &u, 4); return x; }
+static bf16 round_bits(uint32_t u) { return bf16_round(flt(u)); }
+Test(model, rounding_follows_the_manual)
+{
+    cr_expect_eq(round_bits(0x3f808000u), 0x3f80, "a tie with an even kept bit stays");
+    cr_expect_eq(round_bits(0x3f818000u), 0x3f82, "a tie with an odd kept bit rounds up");
+    cr_expect_eq(round_bits(0x3f808001u), 0x3f81, "above a tie rounds up");
+    cr_expect_eq(round_bits(0x007fffffu), 0x0000, "a denormal becomes zero");
+    cr_expect_eq(round_bits(0x80000001u), 0x8000, "a negative denormal becomes -0");
+    cr_expect_eq(round_bits(0x7f800001u), 0x7fc0, "a NaN with a low payload stays NaN, quiet");
+    cr_expect_eq(round_bits(0xff800000u), 0xff80, "-inf stays");
+    cr_expect_eq(round_bits(0x7f7fffffu), 0x7f80, "the largest float rounds to infinity");
+}
+Test(model, the_tile_adds_its_products_before_the_accumulator)
+{
+    const bf16 tiny = 0x3380;                   /* 2^-24 */
+    const bf16 a[2] = { tiny, 0x3f80 }, b[2] = { 0x3f80, tiny };
+    float c = 1.0f;
+    amx_tile_dot(&c, 1, a, 2, b, 2, 1, 1, 1);
+    cr_expect_eq(bits(c), bits(1.0f + 0x1p-23f), "tile: %a", (double)c);
+    const float v = bf16_dot_lane(1.0f, (uint32_t)a[1] << 16 | a[0], (uint32_t)b[1] << 16 | b[0]);
+    cr_expect_eq(bits(v), bits(1.0f), "vector: %a", (double)v);
+}
+Test(model, denormals_are_read_as_zero_and_flushed)
+{
+    const uint32_t denormal_times_huge = 0x0001u, huge = 0x7e80u;   /* 2^-133 and 2^126 */
+    cr_expect_eq(bits(bf16_dot_lane(0.0f, denormal_times_huge, huge)), 0u);
+    const uint32_t small = 0x1c801c80u, minus_small = 0x9c809c80u;   /* pairs of 2^-70 */
+    cr_expect_eq(bits(bf16_dot_lane(-0.0f, small, minus_small)), 0x80000000u, "-2^-140 is flushed");
+    cr_expect_eq(bits(bf16_dot_lane(flt(0x00000001u), 0, 0)), 0u, "a denormal accumulator is zero");
+    cr_expect_eq(bits(bf16_dot_lane(0.0f, 0x7f80u, 0)), BF16_DEFAULT_NAN, "inf times 0");
+    cr_expect_eq(bits(bf16_dot_lane(1.0f, 0x7fc1u << 16, 0x7fa0u)), 0x7fe00000u, "the low NaN wins");
+}
+static void expect_identical(const char *what, bf16_comparison c, bool payloads)
+{
+    for (size_t i = 0; i < c.differ && i < 4; i++)
+        cr_log_warn("%s: in %08x a %08x b %08x: hardware %08x, model %08x", what, c.first[i][0],
+                    c.first[i][1], c.first[i][2], c.first[i][3], c.first[i][4]);
+    cr_expect_gt(c.cases, 0);
+    cr_expect_eq(payloads ? c.differ : c.differ - c.nan_payloads, 0, "%s: %zu of %zu differ", what,
+                 c.differ, c.cases);
+}
+
+Test(hardware, the_model_rounds_as_vcvtne2ps2bf16)
+{
+    if (!bf16_cpu_has_avx512bf16()) cr_skip_test("no AVX512-BF16 on this machine (or FA_ISA below avx512)");
+    expect_identical("VCVTNE2PS2BF16", bf16_compare_rounding(11, 20000), true);
+}
+Test(hardware, the_model_adds_as_vdpbf16ps)
+{
+    if (!bf16_cpu_has_avx512bf16()) cr_skip_test("no AVX512-BF16 on this machine (or FA_ISA below avx512)");
+    expect_identical("VDPBF16PS", bf16_compare_dot(12, 50000), true);
+}
+
+Test(hardware, the_model_adds_as_tdpbf16ps)
+{
+    char why[160];
+    if (!amx_available(why)) cr_skip_test("%s", why);
+    expect_identical("TDPBF16PS", amx_compare_tile_dot(13, 2000), false);
+}
+static const struct { size_t nq, nk, d; bool causal; } SWEEP[] = {
+    { 1, 1, 1, false }, { 2, 7, 3, false }, { 7, 2, 16, false }, { 63, 63, 64, true },
+    { 64, 65, 64, false }, { 65, 64, 64, false }, { 129, 129, 128, true }, { 130, 97, 128, false },
+    { 200, 200, 33, true }, { 33, 300, 100, false },
+};
+
+Test(kernel, error_within_twice_plain_bf16)
+{
+    for (size_t i = 0; i < sizeof SWEEP / sizeof SWEEP[0]; i++) {
+        attn_params p = attn_default(1, 2, SWEEP[i].nq, SWEEP[i].nk, SWEEP[i].d);
+        p.causal = SWEEP[i].causal;
+        const ch11_error e = ch11_error_of(AMX_KERNEL_EMULATED, &p, (uint32_t)i, 1);
+        cr_expect_leq(e.kernel, e.bound, "nq %zu nk %zu d %zu causal %d: %.3e > %.3e (plain %.3e)",
+                      p.nq, p.nk, p.d, p.causal, e.kernel, e.bound, e.plain);
+    }
+}
+Test(kernel, rows_without_keys_are_zero_and_nans_reach_their_rows)
+{
+    attn_params p = attn_default(1, 1, 40, 40, 8);
+    p.causal = true;
+    p.window = 3;
+    float q[320], k[320], v[320], o[320];
+    attn_draw_inputs(&p, 3, q, k, v);
+    k[20 * 8 + 5] = NAN;
+    attention_bf16(AMX_KERNEL_EMULATED, &p, q, k, v, o, 2, NULL);
+    for (size_t i = 0; i < 40; i++)
+        for (size_t c = 0; c < 8; c++)
+            cr_expect_eq((bool)isnan(o[i * 8 + c]), i >= 20 && i <= 22, "row %zu", i);
+}
+static size_t differing(amx_kernel a, amx_kernel b, const attn_params *p, int ta, int tb)
+{
+    const size_t qn = p->heads * p->nq * p->d, kn = p->heads * p->nk * p->d;
+    float *q = fa_alloc(qn * 4), *k = fa_alloc(kn * 4), *v = fa_alloc(kn * 4);
+    float *x = fa_alloc(qn * 4), *y = fa_alloc(qn * 4);
+    attn_draw_inputs(p, 5, q, k, v);
+    attention_bf16(a, p, q, k, v, x, ta, NULL);
+    attention_bf16(b, p, q, k, v, y, tb, NULL);
+    size_t n = 0;
+    for (size_t i = 0; i < qn; i++) n += bits(x[i]) != bits(y[i]);
+    fa_free(q); fa_free(k); fa_free(v); fa_free(x); fa_free(y);
+    return n;
+}
+static const struct { size_t nq, nk, d; bool causal; } SHAPES[] = {
+    { 1, 1, 64, false }, { 37, 45, 3, false }, { 100, 100, 64, true }, { 77, 140, 128, false },
+};
+
+static void expect_same_bits(amx_kernel a, amx_kernel b, int ta, int tb)
+{
+    for (size_t i = 0; i < sizeof SHAPES / sizeof SHAPES[0]; i++) {
+        attn_params p = attn_default(1, 3, SHAPES[i].nq, SHAPES[i].nk, SHAPES[i].d);
+        p.causal = SHAPES[i].causal;
+        cr_expect_eq(differing(a, b, &p, ta, tb), 0, "%s (%d threads) against %s (%d): shape %zu",
+                     ch11_kernel_name(a), ta, ch11_kernel_name(b), tb, i);
+    }
+}
+Test(bits, avx512bf16_equals_its_model)
+{
+    if (!bf16_cpu_has_avx512bf16()) cr_skip_test("no AVX512-BF16 on this machine (or FA_ISA below avx512)");
+    expect_same_bits(AMX_KERNEL_AVX512BF16, AMX_KERNEL_EMULATED_VDP, 2, 1);
+}
+
+Test(bits, amx_equals_its_model)
+{
+    char why[160];
+    if (!amx_available(why)) cr_skip_test("%s", why);
+    expect_same_bits(AMX_KERNEL_AMX, AMX_KERNEL_EMULATED, 2, 1);
+}
+
+Test(bits, same_on_one_thread_and_three)
+{
+    expect_same_bits(AMX_KERNEL_EMULATED, AMX_KERNEL_EMULATED, 1, 3);
+    if (bf16_cpu_has_avx512bf16()) expect_same_bits(AMX_KERNEL_AVX512BF16, AMX_KERNEL_AVX512BF16, 1, 3);
+}
+Test(bits, causal_walk_skips_the_future)
+{
+    attn_params p = attn_default(1, 1, 1024, 1024, 16);
+    p.causal = true;
+    float *x = fa_alloc(1024 * 16 * 4), *o = fa_alloc(1024 * 16 * 4);
+    memset(x, 0, 1024 * 16 * 4);
+    amx_counts c;
+    attention_bf16(AMX_KERNEL_EMULATED, &p, x, x, x, o, 2, &c);
+    size_t expected = 0;
+    for (size_t s = 0; s < 64; s++) expected += (16 * s + 15) / 32 + 1;
+    cr_expect_eq(c.blocks_computed, expected);
+    cr_expect_eq(c.blocks_computed + c.blocks_skipped, 64 * 32);
+    fa_free(x); fa_free(o);
+}
