@@ -378,11 +378,18 @@ grade-all: $(GRADERS:%=$(B)/bin/%)
 check:
 	@$(MAKE) --no-print-directory -k check-all; rc=$$?; \
 	  sh $(TOOLS)/summary.sh $(B)/check $(notdir $(CHECK_LOGS)) || rc=1; exit $$rc
-check-all: check-tangle check-unit check-cli $(if $(STUDENT_EDITION),,check-exercises check-graders check-grade-all)
+# Under SAN=1 the checks are those a sanitizer can add to: the unit tests, the
+# command-line tests and the tangle; the book, the exercises, the graders and
+# ThreadSanitizer's run are the plain make check's (their programs would only
+# be rebuilt and run again, far slower, to the same result).
+WHOLE_CHECK := $(if $(filter 1,$(SAN)),,yes)
+check-all: check-tangle check-unit check-cli \
+  $(if $(STUDENT_EDITION)$(if $(WHOLE_CHECK),,no),,check-exercises check-graders check-grade-all)
 CHECK_LOGS   = $(UNIT_TESTS:%=$(B)/check/%.log) $(CLI_TESTS:tests/%.sh=$(B)/check/%.log) \
-               $(B)/check/tangle.log $(B)/check/html.log $(B)/check/tsan_ch10_gpu.log \
-               $(if $(STUDENT_EDITION),,$(B)/check/exercises.log $(B)/check/graders.log \
-                 $(B)/check/grade-all.log)
+               $(B)/check/tangle.log \
+               $(if $(WHOLE_CHECK),$(B)/check/html.log $(B)/check/tsan_ch10_gpu.log) \
+               $(if $(STUDENT_EDITION)$(if $(WHOLE_CHECK),,no),,$(B)/check/exercises.log \
+                 $(B)/check/graders.log $(B)/check/grade-all.log)
 .PHONY: check-all check-fresh
 check-fresh:
 	@mkdir -p $(B)/check && rm -f $(B)/check/*.log $(B)/check/*.log.tmp
@@ -437,7 +444,7 @@ $(B)/check/cli_%.log: tests/cli_%.sh $(PROGRAMS) FORCE | check-fresh
 metrics: book/index.html book/flash-attention.pdf book/flash-attention-program.pdf
 	python3 $(TOOLS)/book-metrics.py $(if $(METRICS_BEFORE),--before $(METRICS_BEFORE)) .
 
-check-all: check-html
+check-all: $(if $(WHOLE_CHECK),check-html)
 check-html: $(B)/check/html.log
 $(B)/check/html.log: book/index.html book/flash-attention.pdf book/flash-attention-program.pdf $(TOOLS)/check-html.py FORCE | check-fresh
 	@mkdir -p $(B)/check
@@ -619,7 +626,7 @@ $(B)/check/tsan_ch10_gpu.log: $(B)/tsan/ch10_gpu FORCE | check-fresh
 	  then echo "ok - no data race: ch10_gpu $$args"; \
 	  else cat $@.out; echo "not ok - ThreadSanitizer: ch10_gpu $$args"; fi; \
 	done > $@.tmp; rm -f $@.out; cat $@.tmp; mv $@.tmp $@; ! grep -q '^not ok' $@
-check-all: check-tsan
+check-all: $(if $(WHOLE_CHECK),check-tsan)
 
 # ---------------------------------------------------------------- portability
 # make check-portable: chapters 8-10's unit tests once more, as other x86-64
