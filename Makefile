@@ -201,8 +201,8 @@ CG_GEOMETRY := --D1=32768,8,64 --LL=2097152,16,64
 RECORDED    := chapters/recorded
 ifneq ($(filter ch08_fused_timing,$(PROGRAMS)),)
 $(B)/receipts/ch08_fused_timing.json: $(B)/data/ch08_cachegrind_naive.txt \
-    $(B)/data/ch08_cachegrind_fused.txt $(B)/receipts/ch01_memory_ladder.json \
-    $(wildcard $(RECORDED)/bench-*.txt)
+    $(B)/data/ch08_cachegrind_fused.txt $(B)/data/ch08_profile.txt \
+    $(B)/receipts/ch01_memory_ladder.json $(wildcard $(RECORDED)/bench-*.txt)
 endif
 ifneq ($(filter ch09_backward,$(PROGRAMS)),)
 $(B)/receipts/ch09_backward.json: $(wildcard $(RECORDED)/bench-*.txt)
@@ -213,7 +213,22 @@ $(B)/avx2/obj/%.o: $(B)/L/%.c $(B)/flags.txt | $(B)/roots.mk
 	$(CC) $(CPPFLAGS) $(CSTD) $(AVX2_OPT) -g -MMD -MP -c $< -o $@
 
 $(B)/avx2/ch08_fused_timing: $(B)/avx2/obj/tangled/ch08_fused_timing.o $(KERNEL_SRC:%.c=$(B)/avx2/obj/%.o)
-	$(CC) $(AVX2_OPT) -o $@ $^ $(LDLIBS)
+	$(CC) $(AVX2_OPT) -no-pie -o $@ $^ $(LDLIBS)
+
+# The instruction mix of the fused forward and the flash backward: callgrind
+# counts every instruction inside the kernel's entry point (a program linked
+# without PIE, so that its addresses are objdump's), and the chapter's script
+# sorts them by kind.
+$(B)/data/ch08_profile.txt: $(B)/avx2/ch08_fused_timing tangled/ch08_instruction_mix.py
+	@mkdir -p $(B)/data
+	@for run in fused:attention_fused backward:attention_backward_flash; do \
+	  OPENBLAS_CORETYPE=Haswell OPENBLAS_NUM_THREADS=1 valgrind --tool=callgrind \
+	    --toggle-collect=$${run#*:} --dump-instr=yes --compress-strings=no --compress-pos=no \
+	    --callgrind-out-file=$(B)/data/ch08_callgrind_$${run%%:*}.out \
+	    $< --profile-run $${run%%:*} 2> /dev/null || exit 1; \
+	  python3 tangled/ch08_instruction_mix.py $${run%%:*} \
+	    $(B)/data/ch08_callgrind_$${run%%:*}.out $< || exit 1; \
+	done > $@.tmp && mv $@.tmp $@
 
 $(B)/data/ch08_cachegrind_%.txt: $(B)/avx2/ch08_fused_timing
 	@mkdir -p $(B)/data
@@ -232,14 +247,17 @@ BENCH_DIR   := $(B)/bench
 bench: private .SHELLFLAGS := $(MEASURING_SHELL)
 bench: $(BENCH_PROGRAMS) ch01_memory_ladder
 	@mkdir -p $(RECORDED) $(BENCH_DIR)
+	@if $(PYTHON) -c 'import torch' > /dev/null 2>&1; then echo "--python $(PYTHON)"; \
+	  else echo "bench: $(PYTHON) cannot import torch: no PyTorch peer (make bench PYTHON=/path/to/python)" >&2; \
+	  fi > $(BENCH_DIR)/peer
 	@echo "bench: ./ch01_memory_ladder --data $(BENCH_DIR) (the machine's profile)" >&2
 	@./ch01_memory_ladder --data $(BENCH_DIR) > $(BENCH_DIR)/ch01_memory_ladder.txt
 	@{ echo "# make bench: date $$(date -u +%Y-%m-%dT%H:%MZ) commit $$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$$(git diff --quiet HEAD 2>/dev/null || echo +changes)"; \
 	  sed -n '/^[^#]/s/^/# machine: /p' $(BENCH_DIR)/ch01_machine.txt; \
-	  for p in $(BENCH_PROGRAMS); do \
+	  peer=$$(cat $(BENCH_DIR)/peer); for p in $(BENCH_PROGRAMS); do \
 	    echo "bench: ./$$p --bench $(BENCH_ARGS)" >&2; \
 	    FA_MACHINE=$(BENCH_DIR)/ch01_machine.txt ./$$p --bench $(BENCH_ARGS) \
-	      $(if $(PYTHON),--python $(PYTHON)) || exit 1; \
+	      $$peer || exit 1; \
 	  done; } > $(BENCH_DIR)/bench.txt
 	@kind=$$(sh $(TOOLS)/machine-kind.sh $(BENCH_DIR)/ch01_machine.txt) && \
 	  mv $(BENCH_DIR)/bench.txt $(RECORDED)/bench-$$kind.txt && \

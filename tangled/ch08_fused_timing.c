@@ -11,13 +11,14 @@
 #include "attention.h"
 #include "ladder.h"
 #include "fused.h"
+#include "backward.h"
 
 #define CH08_PROGRAM "ch08_fused_timing"
 enum { CH08_MAX_BLOCK = 4096, CH08_MAX_SEQ = 65536,
        COUNT_BLOCK = 128 };              /* the counted tables' default blocks */
 typedef struct {
     const char *q_path, *k_path, *v_path, *out_path, *kernel, *isa;
-    const char *data_dir, *python, *recorded, *traffic_run, *machine;
+    const char *data_dir, *python, *recorded, *traffic_run, *profile_run, *machine;
     bool causal, json, bench, quick;
     long window, block_q, block_k, count_block, seed, heads, seq, dim, threads, repeats;
     long max_seq, naive_max_seq, tiled_max_seq;
@@ -71,6 +72,8 @@ static void parse_ch08_options(int argc, char **argv, ch08_options *o)
         { "repeats", OPT_INT, &o->repeats, 1, 101, "R", "timed runs per measurement" },
         { "traffic-run", OPT_STRING, &o->traffic_run, 0, 0, "KERNEL",
           "run naive or fused once on the cachegrind problem, print nothing" },
+        { "profile-run", OPT_STRING, &o->profile_run, 0, 0, "KERNEL",
+          "run fused or backward once on the profile problem, print nothing" },
         { "bench", OPT_FLAG, &o->bench, 0, 0, NULL, "run the benchmark (minutes), results on stdout" },
         { "quick", OPT_FLAG, &o->quick, 0, 0, NULL, "benchmark only up to n = 4096, d = 64" },
         { "python", OPT_STRING, &o->python, 0, 0, "PATH", "a Python with torch: PyTorch's SDPA as a peer" },
@@ -315,6 +318,77 @@ static void cachegrind_table(report *r, const char *dir)
     report_factf(r, "cg_dim", "%d", CG_DIM);
     report_factf(r, "cg_score_mib", "%.0f", mib(4.0 * CG_SEQ * CG_SEQ));
     report_factf(r, "cg_tensor_mib", "%.2f", mib(4.0 * 4.0 * CG_SEQ * CG_DIM));
+}
+enum { PR_SEQ = 1024, PR_DIM = 64 };
+
+static void profile_run(const char *which)
+{
+    if (strcmp(which, "fused") != 0 && strcmp(which, "backward") != 0)
+        die_usage(CH08_PROGRAM, "--profile-run must be fused or backward, not '%s'", which);
+    const attn_params p = attn_default(1, 1, PR_SEQ, PR_SEQ, PR_DIM);
+    const size_t bytes = floats_bytes(PR_SEQ * PR_DIM);
+    float *t[8], *lse = fa_alloc(floats_bytes(PR_SEQ));
+    for (int i = 0; i < 8; i++) t[i] = fa_alloc(bytes);
+    attn_draw_inputs(&p, 0, t[0], t[1], t[2]);
+    attn_draw_inputs(&p, 1, t[4], t[5], t[6]);                 /* t[4]: dO */
+    if (strcmp(which, "fused") == 0) {
+        attention_fused(&p, t[0], t[1], t[2], t[3],
+                        &(fused_config){ .threads = 1, .isa = FUSED_ISA_AVX2 }, NULL);
+    } else {
+        attention_forward_lse(&p, t[0], t[1], t[2], t[3], lse, 1, NULL);
+        attention_backward_flash(&p, t[0], t[1], t[2], t[3], lse, t[4], t[5], t[6], t[7], 1,
+                                 NULL);
+    }
+    for (int i = 0; i < 8; i++) fa_free(t[i]);
+    fa_free(lse);
+}
+static const char *const MIX_KINDS[] = { "multiply-add", "load", "store", "other-vector",
+                                         "scalar", "libraries" };
+enum { MIX_KIND_COUNT = 6 };
+typedef struct { double count[MIX_KIND_COUNT], total; } instruction_mix;
+
+static instruction_mix read_mix(const char *dir, const char *run)
+{
+    instruction_mix m = { 0 };
+    char path[4096], line[256], r[32], kind[32];
+    double n;
+    snprintf(path, sizeof path, "%s/ch08_profile.txt", dir ? dir : ".");
+    FILE *f = fopen(path, "r");
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "%31s %31s %lf", r, kind, &n) == 3 && strcmp(r, run) == 0)
+            for (int k = 0; k < MIX_KIND_COUNT; k++)
+                if (strcmp(kind, MIX_KINDS[k]) == 0) { m.count[k] += n; m.total += n; }
+    if (f) fclose(f);
+    return m;
+}
+static void mix_row(table *t, const char *name, const instruction_mix *m, double flops)
+{
+    char cells[MIX_KIND_COUNT][16];
+    for (int k = 0; k < MIX_KIND_COUNT; k++)
+        snprintf(cells[k], sizeof cells[k], "%.1f%%", 100.0 * m->count[k] / m->total);
+    table_rowf(t, "%s|%.1f M|%.2f|%s|%s|%s|%s|%s|%s", name, m->total / 1e6,
+               m->total / (flops / 16.0), cells[0], cells[1], cells[2], cells[3], cells[4],
+               cells[5]);
+}
+static void profile_table(report *r, const char *dir)
+{
+    static const char *const cols[] = { "kernel", "instructions", "per multiply-add needed",
+        "multiply-add", "load", "store", "other vector", "scalar", "libraries", NULL };
+    const instruction_mix fwd = read_mix(dir, "fused"), bwd = read_mix(dir, "backward");
+    const double flops = 4.0 * PR_SEQ * PR_SEQ * PR_DIM;
+    table *t = report_table(r, "profile", "Executed instructions by kind, AVX2 copy, "
+                            "one head, n = 1024, d = 64", cols);
+    if (fwd.total > 0) mix_row(t, "fused forward", &fwd, flops);
+    if (bwd.total > 0) mix_row(t, "flash backward", &bwd, 2.5 * flops);
+    char say[512] = "(not measured: the build found no profile)";
+    if (fwd.total > 0 && bwd.total > 0)
+        snprintf(say, sizeof say, "Multiply-adds are %.0f%% of the forward's instructions and "
+                 "%.0f%% of the backward's; loads and broadcasts %.0f%% and %.0f%%; scalar "
+                 "instructions (loop counters, addresses, branches) %.0f%% and %.0f%%",
+                 100 * fwd.count[0] / fwd.total, 100 * bwd.count[0] / bwd.total,
+                 100 * fwd.count[1] / fwd.total, 100 * bwd.count[1] / bwd.total,
+                 100 * fwd.count[4] / fwd.total, 100 * bwd.count[4] / bwd.total);
+    report_fact(r, "profile_summary", say);
 }
 typedef struct { double median, fastest, slowest; int runs; } timing;
 
@@ -1053,6 +1127,7 @@ static void run_receipts(const ch08_options *o, report *r)
     flops_table(r, (size_t)o->count_block);
     traffic_table(r, (size_t)o->count_block);
     cachegrind_table(r, o->data_dir);
+    profile_table(r, o->data_dir);
     const ladder_profile machine = machine_of(o, r);
     ladder_table(r, o, &machine);
     report_factf(r, "register_tile_keys_avx2", "%d", 16);
@@ -1068,6 +1143,7 @@ int main(int argc, char **argv)
     blas_use_known_kernels(argv);
     #endif
     if (o.traffic_run) { traffic_run(&o); return 0; }
+    if (o.profile_run) { profile_run(o.profile_run); return 0; }
     if (o.bench) { run_bench(&o); return 0; }
     report *r = report_new(CH08_PROGRAM, o.json);
     if (o.q_path || o.k_path || o.v_path || o.out_path) run_ch08_on_files(&o, r);

@@ -75,6 +75,7 @@ static void parse_ch09_options(int argc, char **argv, ch09_options *o)
           "only write the generated q k v dout .npy to DIR" },
         { "bench", OPT_FLAG, &o->bench, 0, 0, NULL, "measure naive vs flash, n = 512..max-n" },
         { "max-n", OPT_INT, &o->max_n, 512, 8192, "N", "with --bench: the longest length" },
+        { "quick", OPT_FLAG, &o->quick, 0, 0, NULL, "with --bench: a short run, n up to 2048" },
         { "time-seq", OPT_INT, &o->time_seq, 16, 4096, "N", "length of the timing problem" },
         { "python", OPT_STRING, &o->python, 0, 0, "PY", "with --bench: a Python with torch, as a peer" },
         { "json", OPT_FLAG, &o->json, 0, 0, NULL, "print the report as JSON" },
@@ -87,6 +88,7 @@ static void parse_ch09_options(int argc, char **argv, ch09_options *o)
     options_parse(argc, argv, PROGRAM,
                   "attention's backward pass: naive (keeps P) and flash (recomputes P)",
                   opts, sizeof opts / sizeof opts[0]);
+    if (o->quick && o->max_n > 2048) o->max_n = 2048;
 }
 int ch09_threads(const ch09_options *o)
 {

@@ -12,7 +12,7 @@ typedef struct {
     const char *q_path, *k_path, *v_path, *dout_path;
     const char *out_path, *dq_path, *dk_path, *dv_path;
     const char *save_dir, *data_dir, *python, *machine, *recorded;
-    bool causal, reference, json, bench;
+    bool causal, reference, json, bench, quick;
     long window, block_q, block_k, seed, batch, heads, seq, seq_k, dim, threads, max_n;
     long time_seq;                     /* n of the timing problem */
     double scale;                      /* 0: the default 1/sqrt(d) */

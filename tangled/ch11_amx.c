@@ -37,6 +37,8 @@ static void parse_ch11_options(int argc, char **argv, ch11_options *o)
         { "python", OPT_STRING, &o->python, 0, 0, "PATH", "a Python with torch: PyTorch's SDPA as a peer" },
         { "json", OPT_FLAG, &o->json, 0, 0, NULL, "print the report as JSON" },
         { "data", OPT_STRING, &o->data_dir, 0, 0, "DIR", "write figure data to DIR" },
+        { "machine", OPT_STRING, &o->machine, 0, 0, "FILE",
+          "chapter 1's machine profile (default $FA_MACHINE; with neither, measure now)" },
     };
     options_parse(argc, argv, CH11_PROGRAM, "bf16 attention on AMX tiles, AVX512-BF16, or their model",
                   opts, sizeof opts / sizeof opts[0]);
@@ -188,12 +190,14 @@ static void report_peaks(report *r, const ch11_options *o, bool vdp, bool amx)
     static const char *const cols[] = { "unit", "1 thread GFLOP/s", "all threads GFLOP/s", NULL };
     table *t = report_table(r, "peaks", "Peaks of the arithmetic units", cols);
     const int all = (int)o->threads;
-    char a[64], b[64];
-    spread s1 = ladder_fma_spread(1, 1 << 22, 5), sa = ladder_fma_spread(all, 1 << 22, 5);
-    table_rowf(t, "fp32 FMA (chapter 1)|%s|%s", fmt_spread(a, s1.median, s1.min, s1.max),
-               fmt_spread(b, sa.median, sa.min, sa.max));
-    report_factf(r, "fp32_peak", "%.0f", s1.median);
-    const double fp32 = s1.median;
+    char a[64], b[64], err[256];
+    ladder_profile m;
+    if (ladder_profile_for(o->machine, o->data_dir, all, false, &m, err, sizeof err) < 0)
+        die_usage(CH11_PROGRAM, "%s (run ./ch01_memory_ladder --data DIR first)", err);
+    table_rowf(t, "fp32 FMA (chapter 1)|%s|%s", ladder_peak_text(a, &m, 1), ladder_peak_text(b, &m, all));
+    const double fp32 = ladder_peak_for(&m, 1);
+    report_factf(r, "fp32_peak", "%.0f", fp32);
+    spread s1 = { 0 }, sa = { 0 };
     if (vdp) {
         s1 = bf16_peak_gflops(false, 1, 1 << 21, 5);
         sa = bf16_peak_gflops(false, all, 1 << 21, 5);
@@ -387,9 +391,12 @@ static void run_ch11_bench(const ch11_options *o)
     ladder_cpu_model(cpu, sizeof cpu);
     printf("# ch11_amx: %s, %d CPUs; kernel %s; AMX: %s\n", cpu, ladder_cpus(), ch11_kernel_name(kernel), why);
     if (kernel != AMX_KERNEL_EMULATED) {
-        const spread f = ladder_fma_spread(1, 1 << 22, 5);
+        ladder_profile m;
+        char err[256];
+        if (ladder_profile_for(o->machine, NULL, 1, false, &m, err, sizeof err) < 0)
+            die_usage(CH11_PROGRAM, "%s", err);
         const spread b = bf16_peak_gflops(kernel == AMX_KERNEL_AMX, 1, kernel == AMX_KERNEL_AMX ? 1 << 18 : 1 << 21, 5);
-        printf("# peak GFLOP/s, one thread: fp32 FMA %.0f, %s %.0f\n", f.median,
+        printf("# peak GFLOP/s, one thread: fp32 FMA %.0f (chapter 1's profile), %s %.0f\n", ladder_peak_for(&m, 1),
                kernel == AMX_KERNEL_AMX ? "TDPBF16PS" : "VDPBF16PS", b.median);
     } else printf("# no bf16 hardware: only the model runs here, and it is not benchmarked\n");
     if (kernel == AMX_KERNEL_EMULATED) return;
@@ -411,6 +418,12 @@ int main(int argc, char **argv)
     ch11_options o = ch11_defaults();
     parse_ch11_options(argc, argv, &o);
     fa_isa_cap(CH11_PROGRAM);
+    if (o.machine) {
+        ladder_profile m;
+        char err[256];
+        if (ladder_profile_for(o.machine, NULL, 1, false, &m, err, sizeof err) < 0)
+            die_usage(CH11_PROGRAM, "%s", err);
+    }
     if (o.seq_k == 0) o.seq_k = o.seq;
     if (o.bench) { run_ch11_bench(&o); finish_stdout(CH11_PROGRAM); return 0; }
     report *r = report_new(CH11_PROGRAM, o.json);

@@ -8,7 +8,7 @@
 #include "amx_attention.h"
 #define CH11_PROGRAM "ch11_amx"
 typedef struct {
-    const char *q_path, *k_path, *v_path, *out_path, *kernel, *data_dir, *python;
+    const char *q_path, *k_path, *v_path, *out_path, *kernel, *data_dir, *python, *machine;
     bool causal, json, bench, quick;
     long seed, heads, seq, seq_k, dim, threads, repeats;
     double scale;

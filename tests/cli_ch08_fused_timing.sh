@@ -39,6 +39,7 @@ refuse "a negative key block size" --q "$tmp/s/q.npy" $good --block-k -1
 refuse "query block size 5000" --q "$tmp/s/q.npy" $good --block-q 5000
 refuse "zero threads" --q "$tmp/s/q.npy" $good --threads 0
 refuse "an unknown option" --q "$tmp/s/q.npy" $good --fast
+refuse "a profile run of an unknown kernel" --profile-run tiled
 refuse "an output in a missing directory" --q "$tmp/s/q.npy" --k "$tmp/s/k.npy" \
     --v "$tmp/s/v.npy" --out "$tmp/no/such/dir/o.npy"
 check "--help exits 0" sh -c "$prog --help > /dev/null"

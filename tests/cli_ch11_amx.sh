@@ -24,5 +24,12 @@ refuse "a head dimension above 128" --q "$tmp/w/q.npy" --k "$tmp/w/k.npy" --v "$
     --out "$tmp/out.npy"
 refuse "zero threads" --q "$tmp/s/q.npy" $good --threads 0
 refuse "--q without --out" --q "$tmp/s/q.npy" --k "$tmp/s/k.npy" --v "$tmp/s/v.npy"
+refuse "a missing machine profile" --quick --machine "$tmp/none.txt"
 check "--help exits 0" $prog --help > /dev/null
+./ch01_memory_ladder --quick --max-mib 1 --data "$tmp/m" > /dev/null 2>&1 ||
+    bad "./ch01_memory_ladder --data"
+sed -e 's/^fma_gflops_one = .*/fma_gflops_one = 1000/' "$tmp/m/ch01_machine.txt" > "$tmp/m/p.txt"
+check "--machine FILE gives the fp32 peak of FILE" sh -c \
+    "$prog --seq 64 --heads 1 --dim 16 --machine $tmp/m/p.txt --json |
+     grep -q '\"fp32_peak\": \"1000\"'"
 finish ch11_amx
