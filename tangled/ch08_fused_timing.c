@@ -990,6 +990,42 @@ static void recorded_summary(report *r, const recorded_bench *rb)
     if (strstr(text, "nan")) strncat(text, " (nan: not in the record.)", sizeof text - strlen(text) - 1);
     report_fact(r, "recorded_summary", text);
 }
+typedef struct { int met, of; double worst; const bench_result *at; } goal_tally;
+
+static void tally_goal(goal_tally *g, double ratio, double goal, const bench_result *at)
+{
+    if (!isfinite(ratio)) return;
+    g->of++;
+    if (ratio >= goal) g->met++;
+    if (!g->at || ratio < g->worst) { g->worst = ratio; g->at = at; }
+}
+static void recorded_goals(report *r, const recorded_bench *rb)
+{
+    goal_tally torch = { 0 }, naive = { 0 }, causal = { 0 };
+    for (size_t i = 0; i < rb->count; i++) {
+        const bench_result *f = &rb->r[i], *x;
+        if (strcmp(f->kernel, "fused") != 0) continue;
+        if ((x = find_result(rb->r, rb->count, "torch", f))) tally_goal(&torch, f->gflops / x->gflops, 1.0, f);
+        if ((x = find_result(rb->r, rb->count, "naive", f))) tally_goal(&naive, f->gflops / x->gflops, 2.5, f);
+        const bench_result open = { .n = f->n, .d = f->d, .threads = f->threads, .causal = 0 };
+        if (f->causal && (x = find_result(rb->r, rb->count, "fused", &open)))
+            tally_goal(&causal, x->t.median / f->t.median, 1.8, f);
+    }
+    char text[1024] = "", part[256];
+    const goal_tally *g[3] = { &torch, &naive, &causal };
+    static const char *const what[3] = { "at least PyTorch's speed", "at least 2.5x naive attention",
+                                         "a causal speed-up of at least 1.8x" };
+    for (int k = 0; k < 3; k++) {
+        const char *end = k < 2 ? "; " : ".";
+        if (g[k]->of == 0) snprintf(part, sizeof part, "%s: not in the record%s", what[k], end);
+        else snprintf(part, sizeof part, "%s in %d of %d configurations, the worst %.2fx (n = %ld, "
+                      "d = %ld, %s, %ld thread%s)%s", what[k], g[k]->met, g[k]->of, g[k]->worst,
+                      g[k]->at->n, g[k]->at->d, g[k]->at->causal ? "causal" : "no mask",
+                      g[k]->at->threads, g[k]->at->threads == 1 ? "" : "s", end);
+        strncat(text, part, sizeof text - strlen(text) - 1);
+    }
+    report_fact(r, "recorded_goals", text);
+}
 static void recorded_threads_note(report *r, const recorded_bench *rb)
 {
     long all = 1;
@@ -1083,6 +1119,7 @@ static void report_recorded(report *r, const ch08_options *o)
     report_fact(r, "recorded_machine", b->machine);
     recorded_table(r, b);
     recorded_summary(r, b);
+    recorded_goals(r, b);
     recorded_threads_note(r, b);
     if (o->data_dir) write_bench_data(o->data_dir, b);
     fa_free(rb);

@@ -57,4 +57,17 @@ check "FA_MACHINE names the profile too" sh -c \
     "FA_MACHINE=$tmp/m/p.txt $prog --seq 64 --heads 1 --dim 8 --repeats 1 --json |
      grep -q '\"peak_one\": \"1000 '"
 refuse "a missing profile" --seq 64 --heads 1 --dim 8 --machine "$tmp/none.txt"
+{ echo "# make bench: date 2026-01-01T00:00Z commit 0000000"
+  echo "ch08_fused_timing naive 1024 64 0 1 5 0.040 0.040 0.040 50.00 20.0 1.00 0.40"
+  echo "ch08_fused_timing fused 1024 64 0 1 5 0.010 0.010 0.010 200.00 80.0 4.00 2.00"
+  echo "ch08_fused_timing torch 1024 64 0 1 5 0.020 0.020 0.020 100.00 40.0 2.00 1.00"
+  echo "ch08_fused_timing fused 1024 64 1 1 5 0.004 0.004 0.004 250.00 90.0 - -"
+  echo "ch08_fused_timing fused 2048 64 0 1 5 0.080 0.080 0.080 100.00 40.0 - 0.50"
+  echo "ch08_fused_timing torch 2048 64 0 1 5 0.040 0.040 0.040 200.00 80.0 - 1.00"
+} > "$tmp/bench-made-up.txt"
+$prog --seq 64 --heads 1 --dim 8 --repeats 1 --machine "$tmp/m/p.txt" --json \
+    --recorded "$tmp/bench-made-up.txt" > "$tmp/goals.json" 2> /dev/null
+check "the goals are counted from the record" grep -q \
+    "PyTorch's speed in 1 of 2 configurations, the worst 0.50x (n = 2048, d = 64, no mask, 1 thread); at least 2.5x naive attention in 1 of 1 configurations, the worst 4.00x .*causal speed-up of at least 1.8x in 1 of 1 configurations, the worst 2.50x" \
+    "$tmp/goals.json"
 finish ch08_fused_timing
