@@ -496,7 +496,7 @@ FUZZ_SECONDS ?= 300
 FUZZ_CC     ?= clang
 # The reader and what it calls: the harness's memory, tensors, options and
 # report (the compute kernels are not the target, and some are GCC-only).
-FUZZ_SRC    := $(addprefix kernels/,memory.c tensor.c npy.c options.c report.c)
+FUZZ_SRC    := $(addprefix kernels/,fail.c format.c memory.c tensor.c npy.c options.c report.c)
 $(B)/fuzz/fuzz_npy: tests/fuzz_npy.c $(FUZZ_SRC:%=$(B)/L/%) | $(B)/roots.mk
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -I$(B)/L/kernels \

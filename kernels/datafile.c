@@ -7,7 +7,7 @@
 #include <unistd.h>
 #include "datafile.h"
 #include "memory.h"
-#include "options.h"
+#include "fail.h"
 void data_fail(const char *what, const char *path)
 {
     die_line("cannot %s %s: %s", what, path, strerror(errno));

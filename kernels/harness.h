@@ -3,6 +3,8 @@
 #ifndef HARNESS_H
 #define HARNESS_H
 #include "printf_check.h"
+#include "fail.h"
+#include "format.h"
 #include "random.h"
 #include "memory.h"
 #include "tensor.h"

@@ -1,4 +1,4 @@
-/* memory.c — the counted allocator and bookkeeping memory. Tangled from chapters/harness.nw; edit that file. */
+/* memory.c — the counted allocator. Tangled from chapters/harness.nw; edit that file. */
 #define _GNU_SOURCE
 #include <errno.h>   /* program_invocation_short_name */
 #include <stdatomic.h>
@@ -9,23 +9,9 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
+#include "fail.h"
+#include "format.h"
 #include "memory.h"
-#include "options.h"
-#include "report.h"
-void bookkeeping_out_of_memory(void)
-{
-    fprintf(stderr, "%s: error: out of memory\n", program_invocation_short_name);
-    exit(2);
-}
-
-void *bookkeeping_alloc(size_t bytes)
-{
-    void *p = malloc(bytes ? bytes : 1);
-    if (p == NULL)
-        bookkeeping_out_of_memory();
-    return p;
-}
-
 enum { FA_ALIGN = 64 };
 static const uint64_t FA_MAGIC = UINT64_C(0xfa11ab1e5ca1ab1e);
 typedef struct {

@@ -1,7 +1,8 @@
-/* memory.h — the counted allocator and bookkeeping memory. Tangled from chapters/harness.nw; edit that file. */
+/* memory.h — the counted allocator. Tangled from chapters/harness.nw; edit that file. */
 #ifndef FA_MEMORY_H
 #define FA_MEMORY_H
 #include <stddef.h>
+#include "fail.h"
 void  *fa_alloc(size_t bytes);
 void   fa_free(void *p);                 /* NULL is fine */
 size_t fa_bytes_live(void);
@@ -16,6 +17,4 @@ void   fa_require(size_t bytes, const char *what);
 size_t process_peak_rss(void);           /* VmHWM in bytes; 0 if unknown */
 size_t fa_mul(size_t a, size_t b);       /* a*b, or exit 2 on overflow */
 
-void  bookkeeping_out_of_memory(void);   /* prints one line, exits 2 */
-void *bookkeeping_alloc(size_t bytes);   /* malloc, uncounted; exits 2 if it fails */
 #endif

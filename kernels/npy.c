@@ -12,7 +12,7 @@
 #include <unistd.h>
 #include "memory.h"
 #include "npy.h"
-#include "options.h"
+#include "fail.h"
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "npy.c writes .npy data in host order, which must be little-endian"
 #endif

@@ -9,47 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "memory.h"
+#include "fail.h"
+#include "format.h"
 #include "options.h"
-#include "report.h"
-void fputs_escaped(const char *text, FILE *f)
-{
-    for (const unsigned char *c = (const unsigned char *)text; *c != '\0'; c++) {
-        if (*c == '\n') fputs("\\n", f);
-        else if (*c == '\t') fputs("\\t", f);
-        else if (*c < 0x20 || *c == 0x7f) fprintf(f, "\\x%02x", *c);
-        else fputc(*c, f);
-    }
-}
-
-_Noreturn static void die_line_v(const char *program, const char *fmt, va_list args)
-{
-    char *message;
-    if (vasprintf(&message, fmt, args) < 0)
-        bookkeeping_out_of_memory();
-    if (program != NULL)
-        fprintf(stderr, "%s: ", program);
-    fputs("error: ", stderr);
-    fputs_escaped(message, stderr);
-    fputc('\n', stderr);
-    free(message);
-    exit(2);
-}
-
-void die_usage(const char *program, const char *fmt, ...)
-{
-    va_list args;
-    va_start(args, fmt);
-    die_line_v(program, fmt, args);
-}
-
-void die_line(const char *fmt, ...)
-{
-    va_list args;
-    va_start(args, fmt);
-    die_line_v(program_invocation_short_name, fmt, args);
-}
-
 static const char *option_meta(const option *o)
 {
     static const char *const fallback[] = { "", "N", "X", "TEXT" };

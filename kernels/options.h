@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+#include "fail.h"
 #include "printf_check.h"
 typedef enum { OPT_FLAG, OPT_INT, OPT_DOUBLE, OPT_STRING } opt_kind;
 typedef struct {
@@ -16,9 +17,6 @@ typedef struct {
 } option;
 void options_parse(int argc, char **argv, const char *program, const char *summary,
                    const option opts[], size_t count);
-void die_usage(const char *program, const char *fmt, ...) HARNESS_PRINTF(2, 3);
-void die_line(const char *fmt, ...) HARNESS_PRINTF(1, 2);   /* "PROGRAM: error: ..." */
-void fputs_escaped(const char *text, FILE *f);   /* control characters as \n, \x1b */
 /* flushes standard output; a write error there exits 2 with one line */
 void finish_stdout(const char *program);
 

@@ -2,7 +2,7 @@
 #define _GNU_SOURCE
 #include <math.h>
 #include <string.h>
-#include "options.h"
+#include "fail.h"
 #include "random.h"
 void mt_seed(mt19937 *g, uint32_t seed)
 {

@@ -1,19 +1,10 @@
-/* report.h — number formats, reports and tables. Tangled from chapters/harness.nw; edit that file. */
+/* report.h — reports and tables. Tangled from chapters/harness.nw; edit that file. */
 #ifndef FA_REPORT_H
 #define FA_REPORT_H
 #include <stdbool.h>
 #include <stdio.h>
+#include "format.h"
 #include "printf_check.h"
-const char *fmt_num(char buf[32], double x);
-const char *fmt_pct(char buf[32], double fraction);
-const char *fmt_int(char buf[32], long long v);
-const char *fmt_bytes(char buf[32], double bytes);
-
-/* x to sig significant digits, never in exponent form: 266.2 -> "270" */
-const char *fmt_sig(char buf[32], double x, int sig);
-/* "median (min–max)" at the precision the range supports; "-" for NaN */
-const char *fmt_spread(char buf[64], double median, double min, double max);
-
 typedef struct report report;
 typedef struct table table;
 report *report_new(const char *program, bool json);
