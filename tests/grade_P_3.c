@@ -60,7 +60,6 @@ static p3_case p3_draw(unsigned n, unsigned d, float gain)
     c.bound = p3_reference(c.q, c.k, c.v, n, d, c.want);
     return c;
 }
-
 static void p3_free(p3_case *c)
 {
     fa_free(c->q); fa_free(c->k); fa_free(c->v); fa_free(c->o); fa_free(c->want);
