@@ -333,7 +333,7 @@ $(B)/solutions/book.md: $(NW) $(TOOLS)/edition.py $(TOOLS)/noweb2md.py $(BOOK_RE
 	rm -rf $(B)/edition/solutions
 	python3 $(TOOLS)/edition.py solutions $(B)/edition/solutions $(NW)
 	python3 $(TOOLS)/noweb2md.py --receipts $(B)/receipts -o $@ \
-	  $$(ls $(B)/edition/solutions/*.nw | sort)
+	  $$(for f in $(NW:chapters/%=$(B)/edition/solutions/%); do [ ! -f $$f ] || echo $$f; done)
 
 $(INSTRUCTOR)/index.html: $(B)/instructor/book.md $(FIGURES:%=$(B)/fig/%.svg) $(TOOLS)/weave-html.sh
 	sh $(TOOLS)/weave-html.sh $< $@

@@ -26,8 +26,9 @@ The editions:
               turned into a reference to the starter of the same name, so
               the code a student tangles is the starter.
   solutions   only the Exercises section of each chapter (its last
-              `## Exercises` heading to the end), solutions included, under
-              the chapter's own title, for the instructor's solutions PDF.
+              `## Exercises` heading to the end; the projects' appendix
+              whole), solutions included, under the chapter's own title,
+              for the instructor's solutions PDF.
   variant     one exercise's solution references replaced by its starter or
               its wrong variant (for proving the grader, see prove-graders.sh).
 
@@ -48,6 +49,7 @@ DIV_OPEN = re.compile(r"^:::+\s*\{[^}]*\.solution\b[^}]*\}\s*$")
 DIV_ANY_OPEN = re.compile(r"^:::+\s*(\{.*\}|\S+)\s*$")
 DIV_CLOSE = re.compile(r"^:::+\s*$")
 HIDDEN = re.compile(r"^(solution|wrong) ")
+PROJECT = re.compile(r"^### Project ")
 
 
 def die(msg):
@@ -118,9 +120,12 @@ def use_chunk(lines, kind, exercise=None):
 
 
 def exercises_section(lines, path):
-    """The chapter's title line and its Exercises section."""
+    """The chapter's title line and its Exercises section; the projects'
+    appendix, which is all exercises, whole."""
     title = next((l for l in lines if l.startswith("# ")), None)
     starts = [i for i, l in enumerate(lines) if l.rstrip() == "## Exercises"]
+    if title is not None and not starts and any(PROJECT.match(l) for l in lines):
+        starts = [lines.index(title)]
     if title is None or not starts:
         return []
     heading = re.sub(r"\s*\{#([^}]*)\}\s*$", r" {#\1-solutions}", title.rstrip())

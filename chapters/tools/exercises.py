@@ -243,13 +243,13 @@ def check_graded(path, code, text):
 
 
 def check_projects(path, exs, text):
-    """The projects' appendix: 1 to 3 projects P.1.., each of kind project,
+    """The projects' appendix: 1 to 4 projects P.1.., each of kind project,
     with a rubric, its five pieces and a solution."""
     out = []
 
     def rule(ok, what):
         out.append(("ok - " if ok else "not ok - ") + what)
-    rule(1 <= len(exs) <= 3, "%s: %d projects (1 to 3)" % (path, len(exs)))
+    rule(1 <= len(exs) <= 4, "%s: %d projects (1 to 4)" % (path, len(exs)))
     rule([e["number"] for e in exs] == list(range(1, len(exs) + 1)),
          "%s: projects numbered P.1 to P.%d" % (path, len(exs)))
     for e in exs:

@@ -121,7 +121,7 @@ grade_one() {   # grade_one EX CHAPTERS_DIR NW SCRATCH
             $(chapter_object "$ex") "$build/libfa.a" $libs > "$dir/link.log" 2>&1; then
         echo "0|does not link: $(grep -m 1 -E 'undefined|multiple|error' "$dir/link.log")"; return
     fi
-    jail sh "$tools/grade.sh" "$dir/grade" "$ex" > "$dir/grade.log" 2>&1
+    jail env FA_GRADE_SOURCE="$dir/ex_$u.c" sh "$tools/grade.sh" "$dir/grade" "$ex" > "$dir/grade.log" 2>&1
     rc=$?
     if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
         echo "0|stopped after $seconds s (the time limit): a loop that never ends?"; return

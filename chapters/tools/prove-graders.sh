@@ -46,7 +46,8 @@ while read -r ex nw; do
         if ! ${compile%% *} -o "$dir/grade" "$dir/ex_$u.o" $objs $libs 2> "$dir/link.log"; then
             say "not ok - $ex: the $variant does not link (see $dir/link.log)"; continue
         fi
-        if "$dir/grade" --jobs=1 > "$dir/run.log" 2>&1; then
+        # FA_GRADE_SOURCE: the variant's file, for a grader that compiles it again (nvcc)
+        if FA_GRADE_SOURCE="$dir/ex_$u.c" "$dir/grade" --jobs=1 > "$dir/run.log" 2>&1; then
             say "not ok - $ex: the grader passes the $variant (it cannot tell it from a solution)"
         else
             say "ok - $ex: the grader fails the $variant ($(grep -c '^\[FAIL\]' "$dir/run.log") checks)"
