@@ -737,13 +737,16 @@ bool ladder_busy(ladder_noise n, double spread_ratio, double spread_limit)
 }
 
 const char *ladder_noise_note(char *buf, size_t size, const char *what,
-                              ladder_noise n, bool busy)
+                              ladder_noise n, double spread_ratio, bool busy)
 {
-    char share[32] = "an unknown share";
+    char share[32] = "an unknown share", spread[80] = "";
     if (!isnan(n.others)) snprintf(share, sizeof share, "%.0f%%", 100 * n.others);
+    if (!isnan(spread_ratio))
+        snprintf(spread, sizeof spread, ", and the repeats of one timing spread up to %.2fx",
+                 spread_ratio);
     snprintf(buf, size, "While %s ran, other processes took %s of this machine's CPU "
-             "time (load average %.1f before, %.1f after)%s", what, share,
-             n.load_before, n.load_after,
+             "time (load average %.1f before, %.1f after)%s%s", what, share,
+             n.load_before, n.load_after, spread,
              busy ? ": these numbers come from a busy machine, and they move with its other "
                     "work." : "; the machine was quiet.");
     return buf;
@@ -967,7 +970,7 @@ void report_machine(report *r, const ladder_profile *p,
     report_fact(r, "busy", p->busy ? "yes" : "no");
     report_factf(r, "others_cpu", "%.0f%%", 100 * p->others_cpu);
     report_fact(r, "noise_note", ladder_noise_note(note, sizeof note, "the ladder's measurement",
-                                                   n, p->busy));
+                                                   n, fma_spread_ratio(p), p->busy));
     const double fma = fma_spread_ratio(p);
     if (p->attempts == 1 && !p->busy)
         snprintf(note, sizeof note, "The first attempt passed the quiet check: the multiply-add "

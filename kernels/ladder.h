@@ -133,9 +133,10 @@ ladder_noise  ladder_noise_between(ladder_sample before, ladder_sample after);
 /* busy: others took more than LADDER_BUSY_OTHERS of the machine, or the
    repeats spread (slowest over fastest) by more than spread_limit */
 bool ladder_busy(ladder_noise n, double spread_ratio, double spread_limit);
-/* one sentence for the prose: how busy the machine was, and what follows */
+/* one sentence for the prose: how busy the machine was, how widely the
+   repeats of one timing spread (max/min; NaN: not said), and what follows */
 const char *ladder_noise_note(char *buf, size_t size, const char *what,
-                              ladder_noise n, bool busy);
+                              ladder_noise n, double spread_ratio, bool busy);
 /* "ran 1.92 times as fast as", "took 1.31 times as long as", or within
    5% either way "ran about as fast (1.02 times) as" */
 const char *ladder_compare_times(char *buf, size_t size, double seconds, double reference);

@@ -586,7 +586,7 @@ static void report_ladder_noise(report *r, const rung_point pts[RUNG_COUNT], lad
     report_fact(r, "busy", busy ? "yes" : "no");
     report_factf(r, "others_cpu", "%.0f%%", 100 * n.others);
     report_fact(r, "noise_note", ladder_noise_note(note, sizeof note, "the ladder's timings",
-                                                   n, busy));
+                                                   n, widest, busy));
 }
 static void threads_note(report *r, const ch08_options *o, const rung_point pts[RUNG_COUNT])
 {

@@ -424,7 +424,7 @@ static void timing_notes(report *r, ladder_noise n, double widest, const ch09_ti
     report_fact(r, "busy", busy ? "yes" : "no");
     report_factf(r, "others_cpu", "%.0f%%", 100 * n.others);
     report_fact(r, "noise_note", ladder_noise_note(note, sizeof note, "the backward's timings",
-                                                   n, busy));
+                                                   n, widest, busy));
     ladder_compare_times(one, sizeof one, flash[0].median, naive[0].median);
     if (threads > 1)
         snprintf(note, sizeof note, "At this size, on this machine, the flash pass %s the naive "

@@ -331,6 +331,18 @@ Test(ladder, busy_by_either_witness)
     cr_expect(ladder_busy(unknown, 1.2, 1.10));
 }
 
+Test(ladder, the_noise_note_names_the_spread)
+{
+    char buf[400];
+    const ladder_noise n = { 0.5, 0.5, 0.01 };
+    ladder_noise_note(buf, sizeof buf, "the timings", n, 1.40, true);
+    cr_expect(strstr(buf, "took 1% of") != NULL, "%s", buf);
+    cr_expect(strstr(buf, "spread up to 1.40x: these numbers come from a busy machine") != NULL,
+              "%s", buf);
+    ladder_noise_note(buf, sizeof buf, "the timings", n, NAN, false);
+    cr_expect(strstr(buf, "spread") == NULL && strstr(buf, "was quiet") != NULL, "%s", buf);
+}
+
 Test(ladder, two_times_in_words)
 {
     char buf[64];
