@@ -372,8 +372,9 @@ static void do_slice(const amx_job *job, amx_workspace *w, size_t head, size_t q
     }
     for (size_t r = 0; r < rows; r++) {
         const float l = amx_row_sum(&w->row[r]);
+        const bool sees = attn_row_sees_a_key(job->p, q0 + r);
         float *out = job->o + (head * sh->nq + q0 + r) * sh->d;
-        for (size_t c = 0; c < sh->d; c++) out[c] = l > 0.0f || isnan(l) ? w->o[r * sh->dpad + c] / l : 0.0f;
+        for (size_t c = 0; c < sh->d; c++) out[c] = sees ? w->o[r * sh->dpad + c] / l : 0.0f;
     }
 }
 static void pack_head_block(amx_job *job, size_t item)

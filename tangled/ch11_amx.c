@@ -81,18 +81,25 @@ static void run_ch11_on_files(const ch11_options *o, report *r)
 {
     if (!o->q_path || !o->k_path || !o->v_path || !o->out_path)
         die_usage(CH11_PROGRAM, "--q, --k, --v and --out go together");
-    npy_refuse_same_file(CH11_PROGRAM, o->out_path, (const char *const[]){ o->q_path, o->k_path, o->v_path }, 3);
+    const char *const inputs[3] = { o->q_path, o->k_path, o->v_path };
+    npy_refuse_overlap(CH11_PROGRAM, &o->out_path, 1, inputs, 3);
+    const tensor shapes[3] = { npy_shape_or_exit(CH11_PROGRAM, o->q_path),
+                               npy_shape_or_exit(CH11_PROGRAM, o->k_path),
+                               npy_shape_or_exit(CH11_PROGRAM, o->v_path) };
+    attn_params sized = attn_params_from_tensors(CH11_PROGRAM, &shapes[0], &shapes[1], &shapes[2]);
+    attn_apply_options(&sized, o->causal, 0, 16, 32, o->scale);
+    const char *problem = bf16_params_problem(&sized);
+    if (problem) die_usage(CH11_PROGRAM, "%s", problem);
+    fa_require(fa_mul(2 * (tensor_count(&shapes[0]) + tensor_count(&shapes[1])), sizeof(float))
+               + attention_bf16_bytes(&sized, (int)o->threads),
+               "the inputs, the output and the kernel's packed keys, values and workspaces");
+    const amx_kernel kernel = ch11_kernel_of(o->kernel);
     tensor q = npy_read_or_exit(CH11_PROGRAM, o->q_path), k = npy_read_or_exit(CH11_PROGRAM, o->k_path),
            v = npy_read_or_exit(CH11_PROGRAM, o->v_path);
-    attn_params p = attn_params_from_tensors(CH11_PROGRAM, &q, &k, &v);
-    attn_apply_options(&p, o->causal, 0, 16, 32, o->scale);
-    const char *problem = bf16_params_problem(&p);
-    if (problem) die_usage(CH11_PROGRAM, "%s", problem);
-    const amx_kernel kernel = ch11_kernel_of(o->kernel);
-    fa_require(fa_mul(tensor_count(&q), sizeof(float)) + attention_bf16_bytes(&p, (int)o->threads),
-               "the output and the kernel's packed keys, values and workspaces");
+    const attn_params p = sized;
     tensor out = tensor_new(q.ndim, q.shape);
     attention_bf16(kernel, &p, q.data, k.data, v.data, out.data, (int)o->threads, NULL);
+    attention_repair(&p, q.data, k.data, v.data, out.data);   /* chapter 4's rules */
     npy_write_or_exit(CH11_PROGRAM, o->out_path, &out);
     char a[96];
     report_fact_labeled(r, "q_shape", "Q", shape_text(&q, a));

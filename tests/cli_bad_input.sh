@@ -182,6 +182,8 @@ refuse "ch10 --out is ./q.npy" ch10_gpu --device cpu $qkv --out ./q.npy
 refuse "ch10 --out is a symbolic link to --k" ch10_gpu --device cpu $qkv --out klink.npy
 refuse "ch10 --backward --dk is a hard link to --v" ch10_gpu --device cpu --backward $qkv $dout \
     --out o.npy --dq dq.npy --dk vhard.npy --dv dv.npy
+refuse "ch11 --out is a symbolic link to --k" ch11_amx $qkv --out klink.npy
+refuse "ch11 --out is a hard link to --v" ch11_amx $qkv --out vhard.npy
 refuse "ch09 --dq and --dk are one new file" ch09_backward $qkv $dout --out o.npy \
     --dq g.npy --dk ./g.npy --dv dv.npy
 refuse "ch09 --out and --dv are one old file" ch09_backward $qkv $dout --out out.npy \
@@ -220,6 +222,9 @@ for which in nan_query overflowing_scores nan_key infinite_key nan_hidden_value 
         unusual $which forward ch08_fused_timing --kernel fused --isa avx2
         for kernel in naive fused tc; do
             unusual $which forward ch10_gpu --device cpu --kernel $kernel
+        done
+        for kernel in emulated auto; do
+            unusual $which forward ch11_amx --kernel $kernel
         done
     fi
     unusual $which backward ch09_backward
@@ -263,6 +268,7 @@ if [ "${FA_SAN:-0}" != 1 ]; then
     huge "ch09 inputs of 4 x 1.5 GiB" ch09_backward $bigqkv --dout $big/dout.npy \
         --out o.npy --dq dq.npy --dk dk.npy --dv dv.npy
     huge "ch10 inputs of 3 x 1.5 GiB" ch10_gpu --device cpu $bigqkv --out o.npy
+    huge "ch11 inputs of 3 x 1.5 GiB" ch11_amx $bigqkv --out o.npy
 fi
 echo "$cases bad-input cases, $failures failed"
 [ "$failures" -eq 0 ]
