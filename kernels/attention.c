@@ -470,6 +470,14 @@ attn_params attn_params_from_tensors(const char *program, const tensor *q,
     return p;
 }
 
+attn_params attn_params_from_headers(const char *program, const char *const paths[3])
+{
+    const tensor t[3] = { npy_shape_or_exit(program, paths[0]),
+                          npy_shape_or_exit(program, paths[1]),
+                          npy_shape_or_exit(program, paths[2]) };
+    return attn_params_from_tensors(program, &t[0], &t[1], &t[2]);
+}
+
 void attn_apply_options(attn_params *p, bool causal, long window, long block_q,
                         long block_k, double scale)
 {

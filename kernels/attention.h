@@ -82,6 +82,9 @@ const char *shape_text(const tensor *t, char buf[96]);
    naming PROGRAM when their shapes disagree */
 attn_params attn_params_from_tensors(const char *program, const tensor *q,
                                      const tensor *k, const tensor *v);
+/* the same from the .npy headers of the files PATHS (Q, K, V), before
+   their data is read */
+attn_params attn_params_from_headers(const char *program, const char *const paths[3]);
 /* the options --causal, --window, --block-q, --block-k and --scale applied
    to P (a window implies causal; scale 0 keeps 1/sqrt(d)) */
 void attn_apply_options(attn_params *p, bool causal, long window, long block_q,

@@ -149,12 +149,10 @@ static void run_ch08_on_files(const ch08_options *o, report *r)
     const fused_config cfg = config_of(o, (int)o->threads);
     const char *const inputs[3] = { o->q_path, o->k_path, o->v_path };
     npy_refuse_overlap(CH08_PROGRAM, &o->out_path, 1, inputs, 3);
-    const tensor shapes[3] = { npy_shape_or_exit(CH08_PROGRAM, o->q_path),
-                               npy_shape_or_exit(CH08_PROGRAM, o->k_path),
-                               npy_shape_or_exit(CH08_PROGRAM, o->v_path) };
-    attn_params sized = attn_params_from_tensors(CH08_PROGRAM, &shapes[0], &shapes[1], &shapes[2]);
+    attn_params sized = attn_params_from_headers(CH08_PROGRAM, inputs);
     apply_ch08_kernel_options(o, &sized);
-    fa_require(floats_bytes(fa_mul(2, tensor_count(&shapes[0]) + tensor_count(&shapes[1])))
+    const size_t heads = sized.batch * sized.heads;
+    fa_require(floats_bytes(fa_mul(fa_mul(2 * heads, sized.nq + sized.nk), sized.d))
                + kernel_bytes(kernel, &sized, &cfg),
                "the inputs, the output and the kernel's workspace");
     tensor q = npy_read_or_exit(CH08_PROGRAM, o->q_path), k = npy_read_or_exit(CH08_PROGRAM, o->k_path),

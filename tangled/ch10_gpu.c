@@ -428,12 +428,10 @@ static void ch10_size_file_run(const ch10_options *o, const char *const inputs[3
     if (o->data_dir)
         die_usage(PROGRAM, "--data goes with the seeded run or --bench; a run on files "
                   "writes only its outputs");
-    const tensor t[3] = { npy_shape_or_exit(PROGRAM, inputs[0]),
-                          npy_shape_or_exit(PROGRAM, inputs[1]),
-                          npy_shape_or_exit(PROGRAM, inputs[2]) };
-    attn_params p = attn_params_from_tensors(PROGRAM, &t[0], &t[1], &t[2]);
+    attn_params p = attn_params_from_headers(PROGRAM, inputs);
     ch10_apply_file_options(o, &p);
-    const size_t qn = tensor_count(&t[0]), kn = tensor_count(&t[1]);
+    const size_t qn = fa_mul(fa_mul(p.batch * p.heads, p.nq), p.d),
+                 kn = fa_mul(fa_mul(p.batch * p.heads, p.nk), p.d);
     const size_t floats = backward ? fa_mul(4, qn + kn) + fa_mul(2 * p.batch * p.heads, p.nq)
                                    : fa_mul(2, qn) + fa_mul(2, kn);
     fa_require(fa_mul(floats, sizeof(float)) + (backward ? 0 : ch10_kernel_bytes(kernel, &p)),

@@ -83,14 +83,12 @@ static void run_ch11_on_files(const ch11_options *o, report *r)
         die_usage(CH11_PROGRAM, "--q, --k, --v and --out go together");
     const char *const inputs[3] = { o->q_path, o->k_path, o->v_path };
     npy_refuse_overlap(CH11_PROGRAM, &o->out_path, 1, inputs, 3);
-    const tensor shapes[3] = { npy_shape_or_exit(CH11_PROGRAM, o->q_path),
-                               npy_shape_or_exit(CH11_PROGRAM, o->k_path),
-                               npy_shape_or_exit(CH11_PROGRAM, o->v_path) };
-    attn_params sized = attn_params_from_tensors(CH11_PROGRAM, &shapes[0], &shapes[1], &shapes[2]);
+    attn_params sized = attn_params_from_headers(CH11_PROGRAM, inputs);
     attn_apply_options(&sized, o->causal, 0, 16, 32, o->scale);
     const char *problem = bf16_params_problem(&sized);
     if (problem) die_usage(CH11_PROGRAM, "%s", problem);
-    fa_require(fa_mul(2 * (tensor_count(&shapes[0]) + tensor_count(&shapes[1])), sizeof(float))
+    const size_t heads = sized.batch * sized.heads;
+    fa_require(fa_mul(fa_mul(fa_mul(2 * heads, sized.nq + sized.nk), sized.d), sizeof(float))
                + attention_bf16_bytes(&sized, (int)o->threads),
                "the inputs, the output and the kernel's packed keys, values and workspaces");
     const amx_kernel kernel = ch11_kernel_of(o->kernel);
