@@ -57,29 +57,31 @@ check "FA_MACHINE names the profile too" sh -c \
     "FA_MACHINE=$tmp/m/p.txt $prog --seq 64 --heads 1 --dim 8 --repeats 1 --json |
      grep -q '\"peak_one\": \"1000 '"
 refuse "a missing profile" --seq 64 --heads 1 --dim 8 --machine "$tmp/none.txt"
-{ echo "# make bench: date 2026-01-01T00:00Z commit 0000000"
-  echo "ch08_fused_timing naive 1024 64 0 1 5 0.040 0.040 0.040 50.00 20.0 1.00 0.40"
-  echo "ch08_fused_timing fused 1024 64 0 1 5 0.010 0.010 0.010 200.00 80.0 4.00 2.00"
-  echo "ch08_fused_timing torch 1024 64 0 1 5 0.020 0.020 0.020 100.00 40.0 2.00 1.00"
-  echo "ch08_fused_timing fused 1024 64 1 1 5 0.004 0.004 0.004 250.00 90.0 - -"
-  echo "ch08_fused_timing fused 2048 64 0 1 5 0.080 0.080 0.080 100.00 40.0 - 0.50"
-  echo "ch08_fused_timing torch 2048 64 0 1 5 0.040 0.040 0.040 200.00 80.0 - 1.00"
-} > "$tmp/bench-made-up.txt"
-$prog --seq 64 --heads 1 --dim 8 --repeats 1 --machine "$tmp/m/p.txt" --json \
-    --recorded "$tmp/bench-made-up.txt" > "$tmp/goals.json" 2> /dev/null
+report_on_record() {   # report_on_record OUT.json LINE...
+    out=$1; shift
+    { echo "# make bench: date 2026-01-01T00:00Z commit 0000000"
+      for line in "$@"; do echo "$line"; done; } > "$tmp/bench-made-up.txt"
+    $prog --seq 64 --heads 1 --dim 8 --repeats 1 --machine "$tmp/m/p.txt" --json \
+        --recorded "$tmp/bench-made-up.txt" > "$out" 2> /dev/null
+}
+r="ch08_fused_timing"
+report_on_record "$tmp/goals.json" \
+    "$r naive 1024 64 0 1 5 0.040 0.040 0.040 50.00 20.0 1.00 0.40" \
+    "$r fused 1024 64 0 1 5 0.010 0.010 0.010 200.00 80.0 4.00 2.00" \
+    "$r torch 1024 64 0 1 5 0.020 0.020 0.020 100.00 40.0 2.00 1.00" \
+    "$r fused 1024 64 1 1 5 0.004 0.004 0.004 250.00 90.0 - -" \
+    "$r fused 2048 64 0 1 5 0.080 0.080 0.080 100.00 40.0 - 0.50" \
+    "$r torch 2048 64 0 1 5 0.040 0.040 0.040 200.00 80.0 - 1.00"
 check "the goals are counted from the record" grep -q \
     "PyTorch's speed in 1 of 2 configurations, the worst 0.50x (n = 2048, d = 64, no mask, 1 thread); at least 2.5x naive attention in 1 of 1 configurations, the worst 4.00x .*causal speed-up of at least 1.8x in 1 of 1 configurations, the worst 2.50x" \
     "$tmp/goals.json"
 check "one miss on one thread is named, without a word on threads" grep -q \
     '"recorded_misses": "1 configuration fell short of PyTorch.s speed, at n up to 2048."' \
     "$tmp/goals.json"
-{ echo "# make bench: date 2026-01-01T00:00Z commit 0000000"
-  echo "# ch08_fused_timing: a thread started after 20 ms idle begins in 2.50 ms (1.00-5.00 ms), 15 starts"
-  echo "ch08_fused_timing fused 1024 64 0 2 5 0.010 0.010 0.010 100.00 40.0 - 0.50"
-  echo "ch08_fused_timing torch 1024 64 0 2 5 0.005 0.005 0.005 200.00 80.0 - 1.00"
-} > "$tmp/bench-made-up-2.txt"
-$prog --seq 64 --heads 1 --dim 8 --repeats 1 --machine "$tmp/m/p.txt" --json \
-    --recorded "$tmp/bench-made-up-2.txt" > "$tmp/misses.json" 2> /dev/null
+report_on_record "$tmp/misses.json" \
+    "# $r: a thread started after 20 ms idle begins in 2.50 ms (1.00-5.00 ms), 15 starts" \
+    "$r fused 1024 64 0 2 5 0.010 0.010 0.010 100.00 40.0 - 0.50" \
+    "$r torch 1024 64 0 2 5 0.005 0.005 0.005 200.00 80.0 - 1.00"
 check "a miss on two threads is put beside the thread's start" grep -q \
     "more than one thread, at n up to 1024, where a call lasted at most 10.0 ms; .* took 2.50 ms (1.00-5.00 ms) to begin, 25% of that call" \
     "$tmp/misses.json"
