@@ -17,6 +17,7 @@ if busy:
     names = [str(n) for n, _ in busy]
     chapters = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
     shares = [s for _, s in busy if s is not None]
-    most = " (other processes took up to %d%% of its CPU time)" % max(shares) if shares else ""
+    most = (" (by the spread of its repeats or by other processes, which took up to %d%% of "
+            "its CPU time)" % max(shares)) if shares else ""
     print("make: the machine was busy while chapter%s %s measured%s; the book says so beside "
           "their numbers." % ("" if len(names) == 1 else "s", chapters, most))
