@@ -392,7 +392,10 @@ grade-all: $(GRADERS:%=$(B)/bin/%)
 # make check runs every check, on past a failure (-k), then counts: every
 # check named in CHECK_LOGS must have left its log, a failed one included
 # (.PRECIOUS keeps it from .DELETE_ON_ERROR); a missing log counts as a
-# failure. Logs of an earlier run are removed first (check-fresh).
+# failure. Logs of an earlier run are removed first (check-fresh). The
+# recipe holds no lock itself (plain sh): a measurement its sub-make needs
+# would otherwise wait for this very recipe's shared lock, forever.
+check: private .SHELLFLAGS := -c
 check:
 	@$(MAKE) --no-print-directory -k check-all; rc=$$?; \
 	  sh $(TOOLS)/summary.sh $(B)/check $(notdir $(CHECK_LOGS)) || rc=1; exit $$rc
@@ -496,7 +499,7 @@ FUZZ_SECONDS ?= 300
 FUZZ_CC     ?= clang
 # The reader and what it calls: the harness's memory, tensors, options and
 # report (the compute kernels are not the target, and some are GCC-only).
-FUZZ_SRC    := $(addprefix kernels/,fail.c format.c memory.c tensor.c npy.c options.c report.c)
+FUZZ_SRC    := $(addprefix kernels/harness/,fail.c format.c memory.c tensor.c npy.c options.c report.c)
 $(B)/fuzz/fuzz_npy: tests/fuzz_npy.c $(FUZZ_SRC:%=$(B)/L/%) | $(B)/roots.mk
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -I$(B)/L/kernels \
@@ -510,6 +513,7 @@ fuzz: $(B)/fuzz/fuzz_npy
 # Live comparison with a PyTorch, if PYTHON has one: the goldens script with
 # every draw in full, then tests/peer_check.c on what it wrote.
 PYTHON      ?= python3
+peer-check: private .SHELLFLAGS := -c
 peer-check:
 	@if ! $(PYTHON) -c 'import torch' > /dev/null 2>&1; then \
 	  echo "peer-check: $(PYTHON) cannot import torch; nothing compared (make peer-check PYTHON=/path/to/python)"; \
@@ -540,7 +544,7 @@ clean:
 # there is neither (make NVCC=/path/to/nvcc chooses one; make NVCC= builds
 # without CUDA). Without
 # it the .cu files are skipped, ./ch10_gpu links the weak stand-ins of
-# kernels/gpu_cuda_absent.c and runs its kernels on the CPU emulation, and
+# kernels/gpu/gpu_cuda_absent.c and runs its kernels on the CPU emulation, and
 # check-gpu and bench-gpu say so and do nothing.
 #   make check-gpu   the kernels on the CUDA device against the float64 reference
 #   make bench-gpu   TFLOP/s on the device, and PyTorch's SDPA beside them
@@ -608,8 +612,8 @@ bench-gpu: ch10_gpu
 # cuobjdump (beside nvcc, on PATH, or the wheel deps.sh installs into
 # $(B)/sass-venv), held to chapter 10's budgets; its figures are chapter 10's
 # receipts ch10_sass.*. Without nvcc or cuobjdump: one line, and "n/a".
-SASS_ARGS   := $(if $(NVCC),--cuda-home $(CUDA_HOME) --object $(B)/cuda/kernels/gpu_cuda.o \
-                 --usage $(B)/cuda/kernels/gpu_cuda.usage,--why "no nvcc")
+SASS_ARGS   := $(if $(NVCC),--cuda-home $(CUDA_HOME) --object $(B)/cuda/kernels/gpu/gpu_cuda.o \
+                 --usage $(B)/cuda/kernels/gpu/gpu_cuda.usage,--why "no nvcc")
 .PHONY: check-sass
 $(B)/receipts/ch10_sass.json: tests/ch10_sass.py chapters/recorded/ch10_sass_steps.txt $(CUDA_OBJ)
 	@mkdir -p $(dir $@)

@@ -5,8 +5,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include "harness.h"
-#include "ladder.h"
+#include "harness/harness.h"
+#include "harness/ladder.h"
 #include "ch01_memory_ladder.h"
 
 static void report_traffic(report *r, attention_shape s, double tbs)

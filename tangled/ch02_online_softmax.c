@@ -3,8 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <math.h>
-#include "harness.h"
-#include "online_softmax.h"
+#include "harness/harness.h"
+#include "cpu/online_softmax.h"
 #include "ch02_online_softmax.h"
 
 static const float walkthrough_logits[6] = { 0.4f, 0.9f, 0.5f, 1.8f, 0.6f, 0.7f };

@@ -4,7 +4,7 @@
 #define CH02_ONLINE_SOFTMAX_H
 #include <stdbool.h>
 #include <stddef.h>
-#include "harness.h"
+#include "harness/harness.h"
 typedef struct {
     size_t first, count;      /* which logits the block holds      */
     float  block_max;         /* the block's own largest logit      */

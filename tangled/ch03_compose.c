@@ -5,8 +5,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "harness.h"
-#include "softmax.h"
+#include "harness/harness.h"
+#include "cpu/softmax.h"
 #include "ch03_compose.h"
 
 tensor make_logits_on(rng_path path, unsigned long seed, size_t rows, size_t cols,

@@ -3,8 +3,8 @@
 #ifndef CH03_COMPOSE_H
 #define CH03_COMPOSE_H
 #include <stddef.h>
-#include "harness.h"
-#include "softmax.h"
+#include "harness/harness.h"
+#include "cpu/softmax.h"
 #define PROB_ULP 0x1p-24   /* spacing of floats in [0.5, 1) */
 
 double max_error(const float *p, const double *ref, size_t count);

@@ -4,8 +4,8 @@
 #define CH04_TILED_H
 #include <stdbool.h>
 #include <stdint.h>
-#include "harness.h"
-#include "attention.h"
+#include "harness/harness.h"
+#include "cpu/attention.h"
 #define PROGRAM "ch04_tiled"
 enum { CH04_MAX_BLOCK = 4096 };   /* the largest tile side an option accepts */
 typedef struct {

@@ -5,9 +5,9 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
-#include "harness.h"
-#include "online_softmax.h"
-#include "attention.h"
+#include "harness/harness.h"
+#include "cpu/online_softmax.h"
+#include "cpu/attention.h"
 
 enum { CH05_TILES = 3, CH05_WINDOWS = 2 };
 static const size_t ch05_tiles[CH05_TILES][2] = {

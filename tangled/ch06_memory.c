@@ -9,9 +9,9 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "harness.h"
-#include "online_softmax.h"
-#include "attention.h"
+#include "harness/harness.h"
+#include "cpu/online_softmax.h"
+#include "cpu/attention.h"
 #include "ch06_memory.h"
 
 enum {

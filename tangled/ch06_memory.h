@@ -4,8 +4,8 @@
 #define CH06_MEMORY_H
 #include <stddef.h>
 #include <stdint.h>
-#include "harness.h"
-#include "attention.h"
+#include "harness/harness.h"
+#include "cpu/attention.h"
 typedef struct {
     size_t inputs;      /* bytes of Q, K, V, O, allocated before the path ran */
     size_t fa_peak;     /* the allocator's peak while the path ran, inputs included */

@@ -1,8 +1,8 @@
 /* ch07_causal_skip.c — tangled from chapters/ch07_causal_skip.nw. */
 #include <stdbool.h>
 #include <stdio.h>
-#include "harness.h"
-#include "attention.h"
+#include "harness/harness.h"
+#include "cpu/attention.h"
 #include "ch07_causal_skip.h"
 
 /* the tile of query rows q0..q1 and key columns k0..k1, inclusive */

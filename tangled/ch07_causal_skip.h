@@ -5,8 +5,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "harness.h"
-#include "attention.h"
+#include "harness/harness.h"
+#include "cpu/attention.h"
 typedef enum {
     TILE_FULL,       /* every entry visible: compute, no mask */
     TILE_DIAGONAL,   /* the diagonal crosses it: compute, then mask */

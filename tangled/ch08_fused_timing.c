@@ -9,11 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "harness.h"
-#include "attention.h"
-#include "ladder.h"
-#include "fused.h"
-#include "backward.h"
+#include "harness/harness.h"
+#include "cpu/attention.h"
+#include "harness/ladder.h"
+#include "cpu/fused.h"
+#include "cpu/backward.h"
 
 #define CH08_PROGRAM "ch08_fused_timing"
 enum { CH08_MAX_BLOCK = 4096, CH08_MAX_SEQ = 65536,

@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "harness.h"
-#include "ladder.h"
-#include "backward.h"
-#include "fused.h"
+#include "harness/harness.h"
+#include "harness/ladder.h"
+#include "cpu/backward.h"
+#include "cpu/fused.h"
 #include "ch09_backward.h"
 static bool has_nan(const ch09_outputs *out);
 static double largest_gradient(const ch09_outputs *out);

@@ -4,8 +4,8 @@
 #define CH09_BACKWARD_H
 #include <stdbool.h>
 #include <stdint.h>
-#include "harness.h"
-#include "backward.h"
+#include "harness/harness.h"
+#include "cpu/backward.h"
 #define PROGRAM "ch09_backward"
 enum { CH09_MAX_BLOCK = 4096 };
 typedef struct {

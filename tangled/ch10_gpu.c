@@ -3,10 +3,10 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include "harness.h"
-#include "attention.h"
-#include "backward.h"
-#include "gpu_attention.h"
+#include "harness/harness.h"
+#include "cpu/attention.h"
+#include "cpu/backward.h"
+#include "gpu/gpu_attention.h"
 #include "ch10_gpu.h"
 #define PROGRAM "ch10_gpu"
 typedef struct {

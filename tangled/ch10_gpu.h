@@ -3,8 +3,8 @@
 #ifndef CH10_GPU_H
 #define CH10_GPU_H
 #include <stdbool.h>
-#include "tensor.h"
-#include "attention.h"
+#include "harness/tensor.h"
+#include "cpu/attention.h"
 typedef struct {
     double diff, bound;   /* largest |tc - fused| on the sampled rows, and its bound */
     bool ok;              /* within the bound, and every element finite */

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ch11_amx.h"
-#include "gpu_attention.h"
-#include "ladder.h"
+#include "gpu/gpu_attention.h"
+#include "harness/ladder.h"
 static void write_ch11_walk_data(const char *dir);
 ch11_options ch11_defaults(void)
 {

@@ -3,9 +3,9 @@
 #ifndef CH11_AMX_H
 #define CH11_AMX_H
 #include <stdbool.h>
-#include "harness.h"
-#include "attention.h"
-#include "amx_attention.h"
+#include "harness/harness.h"
+#include "cpu/attention.h"
+#include "cpu/amx_attention.h"
 #define CH11_PROGRAM "ch11_amx"
 typedef struct {
     const char *q_path, *k_path, *v_path, *out_path, *kernel, *data_dir, *python, *machine;

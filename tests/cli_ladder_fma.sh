@@ -6,13 +6,13 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 ok()     { echo "ok - $1"; }
 not_ok() { echo "not ok - $1"; fail=1; }
-chains=$(sed -n 's/.*LADDER_FMA_CHAINS *= *\([0-9][0-9]*\).*/\1/p' kernels/ladder.h)
+chains=$(sed -n 's/.*LADDER_FMA_CHAINS *= *\([0-9][0-9]*\).*/\1/p' kernels/harness/ladder.h)
 if [ "$(uname -m)" != x86_64 ] || ! command -v objdump > /dev/null; then
     echo "ok - the FMA loop is not checked: no x86-64 objdump # SKIP"
     exit 0
 fi
 fma_loop() {   # fma_loop MARCH
-    ${CC:-cc} -std=c17 -O2 -march="$1" -Ikernels -c kernels/ladder.c \
+    ${CC:-cc} -std=c17 -O2 -march="$1" -Ikernels -c kernels/harness/ladder.c \
         -o "$tmp/ladder.o" || return 1
     objdump -d --no-show-raw-insn "$tmp/ladder.o" | awk '
         function hex(h,   i, v) {

@@ -36,4 +36,12 @@ timeout 60 sh chapters/tools/locked-sh shared -c \
     "echo two >> '$tmp/log'; touch '$tmp/one.go'"
 wait
 check "ordinary steps run side by side" test "$(cat "$tmp/log" | tr '\n' ' ')" = "two one "
+nested=$(awk '/^[^\t#][^=]*:([^=]|$)/ { rule = $0; sub(/:.*/, "", rule) }
+              /^\t.*\$\(MAKE\)/ { print rule }' Makefile | sort -u | tr '\n' ' ')
+unlocked=""
+for rule in $nested; do
+    grep -q "^$rule: private .SHELLFLAGS := -c\$" Makefile || unlocked="$unlocked $rule"
+done
+check "a recipe that runs make again holds no lock (rules: $nested; locked:${unlocked:- none})" \
+    test -n "$nested" -a -z "$unlocked"
 finish "the measuring lock"

@@ -1,4 +1,4 @@
-#include "gpu_emu_cuda.h"
+#include "gpu/gpu_emu_cuda.h"
 #include "ex_10_3.h"
 
 __global__ void ex_block_sum_kernel(const void *args)

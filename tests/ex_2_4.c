@@ -1,5 +1,5 @@
 #include <math.h>
-#include "online_softmax.h"
+#include "cpu/online_softmax.h"
 #include "ex_2_4.h"
 
 float ex_stream_sum(const float *x, size_t n, size_t block, float *max_out)

@@ -3,7 +3,7 @@
 #ifndef EX_7_4_H
 #define EX_7_4_H
 #include <stddef.h>
-#include "attention.h"
+#include "cpu/attention.h"
 attn_tile_kind ex_lower_right_classify(size_t q0, size_t rows, size_t k0, size_t cols,
                                        size_t nq, size_t nk);
 #endif

@@ -1,7 +1,7 @@
 #include <cblas.h>
 #include <math.h>
 #include <string.h>
-#include "harness.h"
+#include "harness/harness.h"
 #include "ex_9_3.h"
 
 void dq_for_query_block(const attn_params *p, const float *q, const float *k,

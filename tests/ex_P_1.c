@@ -1,6 +1,6 @@
 #include <math.h>
 #include <string.h>
-#include "harness.h"
+#include "harness/harness.h"
 #include "ex_P_1.h"
 #pragma GCC poison attention_naive attention_tiled attention_tiled_with attention_fused
 #pragma GCC poison attention_reference attn_tile_classify attn_visible attn_row_sees_a_key

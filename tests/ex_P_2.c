@@ -1,6 +1,6 @@
 #include <math.h>
 #include <string.h>
-#include "harness.h"
+#include "harness/harness.h"
 #include "ex_P_2.h"
 #pragma GCC poison attention_backward_flash attention_backward_naive attention_grad_fd
 #pragma GCC poison attention_forward_keep_p attention_forward_lse attention_reference

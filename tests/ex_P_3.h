@@ -1,9 +1,9 @@
 /* Project P.3: flash-decoding: one query row over n keys cut into chunks. */
 #ifndef EX_P_3_H
 #define EX_P_3_H
-#include "gpu_attention.h"
+#include "gpu/gpu_attention.h"
 #ifndef __CUDACC__
-#include "gpu_emu_cuda.h"
+#include "gpu/gpu_emu_cuda.h"
 #endif
 enum { PROJ_THREADS = GPU_MAX_DIM };   /* threads of a block; d <= PROJ_THREADS */
 typedef struct {

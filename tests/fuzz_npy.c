@@ -1,7 +1,7 @@
 /* fuzz_npy.c — a libFuzzer target for the .npy reader.
    Tangled from chapters/app_robustness.nw; edit that file, not this one. */
 #define _GNU_SOURCE
-#include "harness.h"
+#include "harness/harness.h"
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

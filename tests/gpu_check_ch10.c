@@ -2,9 +2,9 @@
    float64 reference; prints ok / not ok lines. Tangled from chapters/ch10_gpu.nw. */
 #include <math.h>
 #include <stdio.h>
-#include "harness.h"
-#include "attention.h"
-#include "gpu_attention.h"
+#include "harness/harness.h"
+#include "cpu/attention.h"
+#include "gpu/gpu_attention.h"
 static int check_on_device(size_t heads, size_t nq, size_t nk, size_t d, bool causal,
                            float scale_factor)
 {

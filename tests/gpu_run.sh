@@ -33,12 +33,12 @@ if [ "${1:-}" = --build ]; then
     fi
     nvflags="-std=c++17 -O3 -gencode arch=compute_80,code=sm_80
              -gencode arch=compute_90,code=sm_90 -Xcompiler -Wall,-Wextra --resource-usage"
-    { "$nvcc" $nvflags -Werror all-warnings -Ikernels -c kernels/gpu_cuda.cu \
+    { "$nvcc" $nvflags -Werror all-warnings -Ikernels -c kernels/gpu/gpu_cuda.cu \
           -o $build/gpu_cuda.main.o ||
       { echo "gpu_run: WARNING: nvcc -Werror failed; compiling without it";
-        "$nvcc" $nvflags -Ikernels -c kernels/gpu_cuda.cu -o $build/gpu_cuda.main.o; }; } ||
+        "$nvcc" $nvflags -Ikernels -c kernels/gpu/gpu_cuda.cu -o $build/gpu_cuda.main.o; }; } ||
         exit 1
-    for f in kernels/*.c; do
+    for f in kernels/*/*.c; do
         o=$build/$(basename "$f" .c).o
         gcc $cflags -c "$f" -o "$o" || echo "gpu_run: $f left out: it does not compile here"
     done

@@ -1,5 +1,5 @@
 #include <criterion/criterion.h>
-#include "gpu_emu.h"
+#include "gpu/gpu_emu.h"
 #include "ex_10_3.h"
 
 Test(grade_10_3, block_sums, .description = "four blocks of 128 values, summed")

@@ -1,6 +1,6 @@
 #include <criterion/criterion.h>
 #include <string.h>
-#include "bf16.h"
+#include "cpu/bf16.h"
 #include "ex_11_4.h"
 
 static void check_bits(uint32_t u)

@@ -1,7 +1,7 @@
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
 #include <math.h>
-#include "online_softmax.h"
+#include "cpu/online_softmax.h"
 #include "ex_2_4.h"
 
 Test(grade_2_4, six_logits, .description = "the six logits: l = 2.5598 at every block size")

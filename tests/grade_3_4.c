@@ -1,6 +1,6 @@
 #include <criterion/criterion.h>
 #include <math.h>
-#include "softmax.h"
+#include "cpu/softmax.h"
 #include "ex_3_4.h"
 
 Test(grade_3_4, agrees, .description = "the merge agrees with softmax_merge on two blocks")

@@ -1,7 +1,7 @@
 #include <criterion/criterion.h>
 #include <math.h>
-#include "harness.h"
-#include "attention.h"
+#include "harness/harness.h"
+#include "cpu/attention.h"
 #include "ex_5_3.h"
 
 static double update_error(attn_params p)

@@ -1,5 +1,5 @@
 #include <criterion/criterion.h>
-#include "harness.h"
+#include "harness/harness.h"
 #include "ex_8_6.h"
 
 static void check_shape(size_t nq, size_t nk, size_t bq, size_t bk)

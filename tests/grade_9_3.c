@@ -1,7 +1,7 @@
 /* grade_9_3.c — grader of exercise 9.3. Tangled from chapters/ch09_backward.nw. */
 #include <criterion/criterion.h>
 #include <math.h>
-#include "harness.h"
+#include "harness/harness.h"
 #include "ex_9_3.h"
 
 static void check_dq(size_t i, size_t nq_, size_t nk_, size_t d, size_t bq, size_t bk,

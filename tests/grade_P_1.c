@@ -2,7 +2,7 @@
 #include <criterion/criterion.h>
 #include <float.h>
 #include <math.h>
-#include "harness.h"
+#include "harness/harness.h"
 #include "ex_P_1.h"
 
 static bool sees(long i, long j, long w) { return j <= i && j > i - w; }

@@ -2,7 +2,7 @@
 #include <criterion/criterion.h>
 #include <math.h>
 #include <string.h>
-#include "harness.h"
+#include "harness/harness.h"
 #include "ex_P_2.h"
 
 typedef struct { float *q, *k, *v, *o, *lse, *dout, *dq, *dk, *dv; double *fq, *fk, *fv; } p2_arrays;

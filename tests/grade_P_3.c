@@ -4,7 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include "harness.h"
+#include "harness/harness.h"
 #include "ex_P_3.h"
 
 static void run_split(const void *a) { proj_decode_split(*(const proj_decode_args *)a); }

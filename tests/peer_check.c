@@ -1,6 +1,6 @@
 /* peer_check.c — tangled from chapters/harness.nw; edit that file instead.
    usage: peer_check DIR, where DIR holds make_goldens.py DIR --full */
-#include "goldens.h"
+#include "cpu/goldens.h"
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "harness.h"
-#include "ladder.h"
+#include "harness/harness.h"
+#include "harness/ladder.h"
 #include "../tangled/ch01_memory_ladder.h"
 
 static const attention_shape demo_shape = { 8192, 8, 64 };

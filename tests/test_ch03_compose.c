@@ -6,8 +6,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include "harness.h"
-#include "softmax.h"
+#include "harness/harness.h"
+#include "cpu/softmax.h"
 
 int chapter_main(int argc, char **argv);
 #include "../tangled/ch03_compose.h"

@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "harness.h"
-#include "attention.h"
+#include "harness/harness.h"
+#include "cpu/attention.h"
 #include "../tangled/ch06_memory.h"
 
 static const double MiB = 1024.0 * 1024.0, GiB = 1024.0 * 1024.0 * 1024.0;

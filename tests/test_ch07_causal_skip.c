@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "harness.h"
-#include "attention.h"
+#include "harness/harness.h"
+#include "cpu/attention.h"
 #include "../tangled/ch07_causal_skip.h"
 
 Test(ch07_causal_skip, counts_at_2048)

@@ -4,10 +4,10 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
-#include "harness.h"
-#include "attention.h"
-#include "vexp.h"
-#include "fused.h"
+#include "harness/harness.h"
+#include "cpu/attention.h"
+#include "cpu/vexp.h"
+#include "cpu/fused.h"
 
 int chapter_main(int argc, char **argv);
 attn_counts counted_fused(size_t n, bool causal, size_t block);

@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "harness.h"
-#include "backward.h"
+#include "harness/harness.h"
+#include "cpu/backward.h"
 #include "../tangled/ch09_backward.h"
 static attn_params ch09_problem(size_t heads, size_t nq, size_t nk, size_t d,
                                 size_t bq, size_t bk, bool causal, long window)

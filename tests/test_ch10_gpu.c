@@ -4,10 +4,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "harness.h"
-#include "attention.h"
-#include "gpu_attention.h"
-#include "gpu_emu_cuda.h"
+#include "harness/harness.h"
+#include "cpu/attention.h"
+#include "gpu/gpu_attention.h"
+#include "gpu/gpu_emu_cuda.h"
 #include "../tangled/ch10_gpu.h"
 enum { CH10_BWD_TENSORS = 8 };
 typedef struct {

@@ -1,7 +1,7 @@
 /* test_goldens.c — tangled from chapters/harness.nw; edit that file instead. */
 #define _GNU_SOURCE
-#include "goldens.h"
-#include "attention.h"
+#include "cpu/goldens.h"
+#include "cpu/attention.h"
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>

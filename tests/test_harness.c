@@ -1,8 +1,8 @@
-/* test_harness.c — Criterion tests for kernels/harness.c.
+/* test_harness.c — Criterion tests for kernels/harness/harness.c.
    Tangled from chapters/harness.nw; edit that file, not this one. */
 #define _GNU_SOURCE
-#include "harness.h"
-#include "online_softmax.h"
+#include "harness/harness.h"
+#include "cpu/online_softmax.h"
 #include <criterion/criterion.h>
 #include <errno.h>   /* program_invocation_short_name */
 #include <math.h>

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "harness.h"
-#include "ladder.h"
+#include "harness/harness.h"
+#include "harness/ladder.h"
 
 Test(ladder, sizes_parse_as_sysfs_writes_them)
 {

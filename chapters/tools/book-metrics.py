@@ -32,8 +32,7 @@ import sys
 DEF = re.compile(r"^<<(.+)>>=\s*$")
 USE = re.compile(r"(?<!@)<<(.+?)>>(?!=)")
 CLOSING = re.compile(r"^## (The program|The tests|Tests|Testing the claims|Exercises)\s*(\{.*\})?$")
-HARNESS_FILES = re.compile(r"^kernels/(harness|random|memory|tensor|npy|report|options|"
-                           r"timing|datafile|test_support|printf_check)\.[ch]$")
+HARNESS_FILES = re.compile(r"^kernels/harness/")
 # Chunk names that say they are plumbing: the program's options, main,
 # includes and declarations, its report (tables, facts, notes), the data
 # of its figures, drawing and allocating inputs, refusals of bad input.

@@ -3,13 +3,14 @@
 #
 #   chapters/tools/tangle.sh OUT_MK LDIR chapters/*.nw
 #
-# A root chunk whose name is a repository path (kernels/attention.c,
+# A root chunk whose name is a repository path (kernels/cpu/attention.c,
 # tangled/ch04_tiled.c, tests/test_ch04_tiled.c, figures/ch04_tiles.gp ...)
 # is written twice: readable, at that path (committed), and with #line
 # directives under LDIR (what the compiler sees, so errors point at the .nw).
 # Files are replaced only when their text changes (cpif), so make rebuilds
 # only what really changed. Any other root is an error: it is almost always
-# a misspelled chunk name. Undefined chunks are errors too (notangle exits 2).
+# a misspelled chunk name (the library's files live in kernels/harness/,
+# kernels/cpu/ and kernels/gpu/). Undefined chunks are errors too (notangle exits 2).
 # OUT_MK receives make variables listing what was tangled, and link rules.
 set -eu
 out_mk=$1; ldir=$2; shift 2
@@ -31,9 +32,10 @@ for nw in "$@"; do
     noroots "$nw" | sed -e 's/^<<//' -e 's/>>$//' > "$tmp_mk.roots"
     while IFS= read -r root; do
         case "$root" in
-            tangled/*|kernels/*|tests/*|figures/*) ;;
+            tangled/*|tests/*|figures/*) ;;
+            kernels/harness/*|kernels/cpu/*|kernels/gpu/*) ;;
             "starter "*|"wrong "*) continue ;;  # an exercise's starter or wrong variant (edition.py)
-            *) note "$nw: stray root chunk <<$root>> (a misspelled chunk name, or a file outside tangled/ kernels/ tests/ figures/)"
+            *) note "$nw: stray root chunk <<$root>> (a misspelled chunk name, or a file outside tangled/ kernels/{harness,cpu,gpu}/ tests/ figures/)"
                status=1; continue ;;
         esac
         if grep -qx "$root" "$tmp_mk.seen"; then

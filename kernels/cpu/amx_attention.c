@@ -1,0 +1,449 @@
+/* amx_attention.c — bf16 FlashAttention-2 on four engines.
+   Tangled from chapters/ch11_amx.nw. */
+#include <immintrin.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+#include "cpu/amx_attention.h"
+#include "cpu/vexp.h"
+typedef struct {
+    size_t nq, nk, d, dpad, chunks, blocks;   /* dpad = 32 * chunks >= d; blocks of 32 keys */
+} amx_shape;
+
+static amx_shape amx_shape_of(const attn_params *p)
+{
+    const size_t chunks = (p->d + 31) / 32;
+    return (amx_shape){ p->nq, p->nk, p->d, 32 * chunks, chunks, (p->nk + 31) / 32 };
+}
+typedef struct { float m, l[16]; } amx_row;
+
+static inline float max_of(float a, float b) { return isnan(a) || isnan(b) ? NAN : fmaxf(a, b); }
+typedef struct { uint32_t tile[8][AMX_TILE_ROWS * AMX_TILE_COLS]; } amx_tile_file;
+
+typedef struct amx_engine_state {
+    amx_tile_file tiles;
+    bf16 qa[4 * AMX_TILE_ELEMS];
+} amx_engine_state;
+
+typedef struct {
+    void (*load_q)(amx_engine_state *, const bf16 *, size_t);
+    void (*scores)(amx_engine_state *, const bf16 *, size_t, float *);
+    void (*values)(amx_engine_state *, const bf16 *, const bf16 *, size_t, float *);
+    void (*softmax_row)(const float *, uint32_t, float, vexp_isa, amx_row *, bf16 *, float *);
+    bool tiles;                           /* configure and release AMX's tiles */
+} amx_engine;
+#define TILE_ZERO(t) _tile_zero(t)
+#define TILE_LOAD(t, ptr, stride) _tile_loadd(t, ptr, stride)
+#define TILE_STORE(t, ptr, stride) _tile_stored(t, ptr, stride)
+#define TILE_DOT(c, a, b) _tile_dpbf16ps(c, a, b)
+#define TILE_LOAD_Q(c, ptr, stride) do { switch (c) { \
+    case 0: _tile_loadd(0, ptr, stride); break; case 1: _tile_loadd(1, ptr, stride); break; \
+    case 2: _tile_loadd(2, ptr, stride); break; default: _tile_loadd(3, ptr, stride); } } while (0)
+#define TILE_DOT_Q(acc, c, b) do { switch (c) { \
+    case 0: _tile_dpbf16ps(acc, 0, b); break; case 1: _tile_dpbf16ps(acc, 1, b); break; \
+    case 2: _tile_dpbf16ps(acc, 2, b); break; default: _tile_dpbf16ps(acc, 3, b); } } while (0)
+__attribute__((target("amx-tile,amx-bf16")))
+static void amx_hw_load_q(amx_engine_state *e, const bf16 *qa, size_t chunks)
+{
+    (void)e;
+    for (size_t c = 0; c < chunks; c++) TILE_LOAD_Q(c, qa + c * AMX_TILE_ELEMS, AMX_TILE_BYTES);
+}
+
+__attribute__((target("amx-tile,amx-bf16")))
+static void amx_hw_scores(amx_engine_state *e, const bf16 *kb, size_t chunks, float *s)
+{
+    (void)e;
+    TILE_ZERO(4);
+    TILE_ZERO(5);
+    for (size_t c = 0; c < chunks; c++) {
+        TILE_LOAD(6, kb + (2 * c) * AMX_TILE_ELEMS, AMX_TILE_BYTES);
+        TILE_LOAD(7, kb + (2 * c + 1) * AMX_TILE_ELEMS, AMX_TILE_BYTES);
+        TILE_DOT_Q(4, c, 6);
+        TILE_DOT_Q(5, c, 7);
+    }
+    TILE_STORE(4, s, 32 * sizeof(float));
+    TILE_STORE(5, s + 16, 32 * sizeof(float));
+}
+
+__attribute__((target("amx-tile,amx-bf16")))
+static void amx_hw_values(amx_engine_state *e, const bf16 *p, const bf16 *vb, size_t dpad, float *pv)
+{
+    (void)e;
+    TILE_LOAD(6, p, AMX_TILE_BYTES);
+    for (size_t j = 0; j < dpad / 16; j++) {
+        TILE_ZERO(4);
+        TILE_LOAD(7, vb + j * AMX_TILE_ELEMS, AMX_TILE_BYTES);
+        TILE_DOT(4, 6, 7);
+        TILE_STORE(4, pv + 16 * j, dpad * sizeof(float));
+    }
+}
+#undef TILE_ZERO
+#undef TILE_LOAD
+#undef TILE_STORE
+#undef TILE_DOT
+#undef TILE_LOAD_Q
+#undef TILE_DOT_Q
+static void emu_load(amx_tile_file *f, int t, const void *ptr, size_t stride)
+{
+    for (size_t r = 0; r < AMX_TILE_ROWS; r++)
+        memcpy(f->tile[t] + r * AMX_TILE_COLS, (const char *)ptr + r * stride, AMX_TILE_BYTES);
+}
+
+static void emu_store(const amx_tile_file *f, int t, void *ptr, size_t stride)
+{
+    for (size_t r = 0; r < AMX_TILE_ROWS; r++)
+        memcpy((char *)ptr + r * stride, f->tile[t] + r * AMX_TILE_COLS, AMX_TILE_BYTES);
+}
+static void emu_dot(amx_tile_file *f, int c, int a, int b)
+{
+    amx_tile_dot((float *)f->tile[c], AMX_TILE_COLS, (const bf16 *)f->tile[a], 32,
+                 (const bf16 *)f->tile[b], 32, AMX_TILE_ROWS, AMX_TILE_COLS, AMX_TILE_COLS);
+}
+
+#define TILE_ZERO(t) memset(e->tiles.tile[t], 0, sizeof e->tiles.tile[t])
+#define TILE_LOAD(t, ptr, stride) emu_load(&e->tiles, t, ptr, stride)
+#define TILE_STORE(t, ptr, stride) emu_store(&e->tiles, t, ptr, stride)
+#define TILE_DOT(c, a, b) emu_dot(&e->tiles, c, a, b)
+#define TILE_LOAD_Q(c, ptr, stride) emu_load(&e->tiles, (int)(c), ptr, stride)
+#define TILE_DOT_Q(acc, c, b) emu_dot(&e->tiles, acc, (int)(c), b)
+static void emu_load_q(amx_engine_state *e, const bf16 *qa, size_t chunks)
+{
+    for (size_t c = 0; c < chunks; c++) TILE_LOAD_Q(c, qa + c * AMX_TILE_ELEMS, AMX_TILE_BYTES);
+}
+
+static void emu_scores(amx_engine_state *e, const bf16 *kb, size_t chunks, float *s)
+{
+    TILE_ZERO(4);
+    TILE_ZERO(5);
+    for (size_t c = 0; c < chunks; c++) {
+        TILE_LOAD(6, kb + (2 * c) * AMX_TILE_ELEMS, AMX_TILE_BYTES);
+        TILE_LOAD(7, kb + (2 * c + 1) * AMX_TILE_ELEMS, AMX_TILE_BYTES);
+        TILE_DOT_Q(4, c, 6);
+        TILE_DOT_Q(5, c, 7);
+    }
+    TILE_STORE(4, s, 32 * sizeof(float));
+    TILE_STORE(5, s + 16, 32 * sizeof(float));
+}
+
+static void emu_values(amx_engine_state *e, const bf16 *p, const bf16 *vb, size_t dpad, float *pv)
+{
+    TILE_LOAD(6, p, AMX_TILE_BYTES);
+    for (size_t j = 0; j < dpad / 16; j++) {
+        TILE_ZERO(4);
+        TILE_LOAD(7, vb + j * AMX_TILE_ELEMS, AMX_TILE_BYTES);
+        TILE_DOT(4, 6, 7);
+        TILE_STORE(4, pv + 16 * j, dpad * sizeof(float));
+    }
+}
+#undef TILE_ZERO
+#undef TILE_LOAD
+#undef TILE_STORE
+#undef TILE_DOT
+#undef TILE_LOAD_Q
+#undef TILE_DOT_Q
+static void vdp_load_q(amx_engine_state *e, const bf16 *qa, size_t chunks)
+{
+    memcpy(e->qa, qa, chunks * AMX_TILE_ELEMS * sizeof(bf16));
+}
+__attribute__((target("avx512f,avx512bf16")))
+static void vdp_hw_scores(amx_engine_state *e, const bf16 *kb, size_t chunks, float *s)
+{
+    const uint32_t *q = (const uint32_t *)e->qa, *k = (const uint32_t *)kb;
+    for (size_t r0 = 0; r0 < AMX_TILE_ROWS; r0 += 4) {
+        __m512 acc[4][2];
+        for (int i = 0; i < 4; i++) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+        for (size_t c = 0; c < chunks; c++)
+            for (size_t r = 0; r < AMX_TILE_ROWS; r++) {
+                const __m512bh k0 = (__m512bh)_mm512_loadu_si512(k + (2 * c) * 256 + r * 16);
+                const __m512bh k1 = (__m512bh)_mm512_loadu_si512(k + (2 * c + 1) * 256 + r * 16);
+                for (int i = 0; i < 4; i++) {
+                    const __m512bh qi = (__m512bh)_mm512_set1_epi32((int)q[c * 256 + (r0 + (size_t)i) * 16 + r]);
+                    acc[i][0] = _mm512_dpbf16_ps(acc[i][0], k0, qi);
+                    acc[i][1] = _mm512_dpbf16_ps(acc[i][1], k1, qi);
+                }
+            }
+        for (int i = 0; i < 4; i++) {
+            _mm512_storeu_ps(s + (r0 + (size_t)i) * 32, acc[i][0]);
+            _mm512_storeu_ps(s + (r0 + (size_t)i) * 32 + 16, acc[i][1]);
+        }
+    }
+}
+__attribute__((target("avx512f,avx512bf16")))
+static void vdp_hw_values(amx_engine_state *e, const bf16 *p, const bf16 *vb, size_t dpad, float *pv)
+{
+    (void)e;
+    const uint32_t *pp = (const uint32_t *)p, *v = (const uint32_t *)vb;
+    const size_t groups = dpad / 16;
+    for (size_t row = 0; row < AMX_TILE_ROWS; row += 2) {
+        __m512 acc[2][8];
+        for (size_t j = 0; j < 8; j++) acc[0][j] = acc[1][j] = _mm512_setzero_ps();
+        for (size_t r = 0; r < AMX_TILE_ROWS; r++) {
+            const __m512bh p0 = (__m512bh)_mm512_set1_epi32((int)pp[row * 16 + r]);
+            const __m512bh p1 = (__m512bh)_mm512_set1_epi32((int)pp[(row + 1) * 16 + r]);
+            for (size_t j = 0; j < groups; j++) {
+                const __m512bh vv = (__m512bh)_mm512_loadu_si512(v + j * 256 + r * 16);
+                acc[0][j] = _mm512_dpbf16_ps(acc[0][j], vv, p0);
+                acc[1][j] = _mm512_dpbf16_ps(acc[1][j], vv, p1);
+            }
+        }
+        for (size_t j = 0; j < groups; j++) {
+            _mm512_storeu_ps(pv + row * dpad + 16 * j, acc[0][j]);
+            _mm512_storeu_ps(pv + (row + 1) * dpad + 16 * j, acc[1][j]);
+        }
+    }
+}
+static void vdp_emu_scores(amx_engine_state *e, const bf16 *kb, size_t chunks, float *s)
+{
+    const uint32_t *q = (const uint32_t *)e->qa, *k = (const uint32_t *)kb;
+    for (size_t row = 0; row < AMX_TILE_ROWS; row++)
+        for (size_t key = 0; key < 32; key++) {
+            float acc = 0.0f;
+            for (size_t c = 0; c < chunks; c++)
+                for (size_t r = 0; r < AMX_TILE_ROWS; r++)
+                    acc = bf16_dot_lane(acc, k[(2 * c + key / 16) * 256 + r * 16 + key % 16],
+                                        q[c * 256 + row * 16 + r]);
+            s[row * 32 + key] = acc;
+        }
+}
+static void vdp_emu_values(amx_engine_state *e, const bf16 *p, const bf16 *vb, size_t dpad, float *pv)
+{
+    (void)e;
+    const uint32_t *pp = (const uint32_t *)p, *v = (const uint32_t *)vb;
+    for (size_t row = 0; row < AMX_TILE_ROWS; row++)
+        for (size_t col = 0; col < dpad; col++) {
+            float acc = 0.0f;
+            for (size_t r = 0; r < AMX_TILE_ROWS; r++)
+                acc = bf16_dot_lane(acc, v[(col / 16) * 256 + r * 16 + col % 16], pp[row * 16 + r]);
+            pv[row * dpad + col] = acc;
+        }
+}
+__attribute__((target("avx512f,avx512bf16")))
+static void softmax_row_hw(const float *s, uint32_t visible, float scale, vexp_isa isa,
+                           amx_row *row, bf16 *p, float *alpha)
+{
+    (void)isa;
+    const __m512 inf = _mm512_set1_ps(-INFINITY);
+    __m512 x0 = _mm512_mul_ps(_mm512_loadu_ps(s), _mm512_set1_ps(scale));
+    __m512 x1 = _mm512_mul_ps(_mm512_loadu_ps(s + 16), _mm512_set1_ps(scale));
+    x0 = _mm512_mask_mov_ps(inf, (__mmask16)visible, x0);
+    x1 = _mm512_mask_mov_ps(inf, (__mmask16)(visible >> 16), x1);
+    const float m_new = max_of(row->m, fmaxf(_mm512_reduce_max_ps(x0), _mm512_reduce_max_ps(x1)));
+    const float base = m_new == -INFINITY ? 0.0f : m_new;
+    *alpha = _mm512_cvtss_f32(vexp16(_mm512_set1_ps(row->m - base)));
+    const __m512bh pb = _mm512_cvtne2ps_pbh(vexp16(_mm512_sub_ps(x1, _mm512_set1_ps(base))),
+                                            vexp16(_mm512_sub_ps(x0, _mm512_set1_ps(base))));
+    _mm512_storeu_si512(p, (__m512i)pb);
+    const __m512i wide = (__m512i)pb;
+    const __m512 p0 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_castsi512_si256(wide)), 16));
+    const __m512 p1 = _mm512_castsi512_ps(_mm512_slli_epi32(
+        _mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(wide, 1)), 16));
+    _mm512_storeu_ps(row->l, _mm512_fmadd_ps(_mm512_loadu_ps(row->l), _mm512_set1_ps(*alpha),
+                                             _mm512_add_ps(p0, p1)));
+    row->m = m_new;
+}
+static void softmax_row_emu(const float *s, uint32_t visible, float scale, vexp_isa isa,
+                            amx_row *row, bf16 *p, float *alpha)
+{
+    float x[33], mx = -INFINITY;
+    for (int j = 0; j < 32; j++) {
+        x[j] = (visible >> j) & 1u ? s[j] * scale : -INFINITY;
+        mx = max_of(mx, x[j]);
+    }
+    const float m_new = max_of(row->m, mx), base = m_new == -INFINITY ? 0.0f : m_new;
+    for (int j = 0; j < 32; j++) x[j] -= base;
+    x[32] = row->m - base;
+    vexp_array(isa, x, x, 33);
+    *alpha = x[32];
+    for (int j = 0; j < 32; j++) p[j] = bf16_round(x[j]);
+    for (int t = 0; t < 16; t++)
+        row->l[t] = fmaf(row->l[t], *alpha, bf16_float(p[t]) + bf16_float(p[t + 16]));
+    row->m = m_new;
+}
+static void add_block_values(float *o, const float *pv, const float *alpha, size_t dpad)
+{
+    for (size_t r = 0; r < AMX_TILE_ROWS; r++)
+        for (size_t c = 0; c < dpad; c++)
+            o[r * dpad + c] = fmaf(o[r * dpad + c], alpha[r], pv[r * dpad + c]);
+}
+
+static float amx_row_sum(const amx_row *row)
+{
+    float l[16];
+    memcpy(l, row->l, sizeof l);
+    for (int w = 8; w > 0; w /= 2)
+        for (int t = 0; t < w; t++) l[t] += l[t + w];
+    return l[0];
+}
+static const amx_engine ENGINES[AMX_ENGINES] = {
+    [AMX_KERNEL_AMX] = { amx_hw_load_q, amx_hw_scores, amx_hw_values, softmax_row_hw, true },
+    [AMX_KERNEL_AVX512BF16] = { vdp_load_q, vdp_hw_scores, vdp_hw_values, softmax_row_hw, false },
+    [AMX_KERNEL_EMULATED] = { emu_load_q, emu_scores, emu_values, softmax_row_emu, false },
+    [AMX_KERNEL_EMULATED_VDP] = { vdp_load_q, vdp_emu_scores, vdp_emu_values, softmax_row_emu, false },
+};
+static void pack_key_block(const amx_shape *sh, const float *k, size_t k0, bf16 *out)
+{
+    for (size_t c = 0; c < sh->chunks; c++)
+        for (size_t half = 0; half < 2; half++, out += AMX_TILE_ELEMS)
+            for (size_t r = 0; r < AMX_TILE_ROWS; r++)
+                for (size_t n = 0; n < AMX_TILE_COLS; n++)
+                    for (size_t e = 0; e < 2; e++) {
+                        const size_t key = k0 + 16 * half + n, col = 32 * c + 2 * r + e;
+                        out[r * 32 + 2 * n + e] = key < sh->nk && col < sh->d
+                            ? bf16_round(k[key * sh->d + col]) : 0;
+                    }
+}
+static void pack_value_block(const amx_shape *sh, const float *v, size_t k0, bf16 *out)
+{
+    for (size_t j = 0; j < sh->dpad / 16; j++, out += AMX_TILE_ELEMS)
+        for (size_t r = 0; r < AMX_TILE_ROWS; r++)
+            for (size_t n = 0; n < AMX_TILE_COLS; n++)
+                for (size_t e = 0; e < 2; e++) {
+                    const size_t key = k0 + 2 * r + e, col = 16 * j + n;
+                    out[r * 32 + 2 * n + e] = key < sh->nk && col < sh->d
+                        ? bf16_round(v[key * sh->d + col]) : 0;
+                }
+}
+static void pack_query_slice(const amx_shape *sh, const float *q, size_t q0, bf16 *out)
+{
+    for (size_t c = 0; c < sh->chunks; c++, out += AMX_TILE_ELEMS)
+        for (size_t r = 0; r < AMX_TILE_ROWS; r++)
+            for (size_t e = 0; e < 32; e++) {
+                const size_t row = q0 + r, col = 32 * c + e;
+                out[r * 32 + e] = row < sh->nq && col < sh->d ? bf16_round(q[row * sh->d + col]) : 0;
+            }
+}
+typedef struct amx_job {
+    const attn_params *p;
+    const amx_engine *engine;
+    amx_shape shape;
+    const float *q, *k, *v;
+    float *o;
+    bf16 *packed_k, *packed_v;
+    size_t heads, items;
+    vexp_isa exp_isa;                        /* the emulation's exponential */
+    atomic_size_t next;
+    int phase;                               /* 0: pack, 1: attend */
+} amx_job;
+typedef struct {
+    amx_engine_state engine;
+    bf16 qa[4 * AMX_TILE_ELEMS], p[AMX_TILE_ROWS * 32];
+    float s[AMX_TILE_ROWS * 32], alpha[AMX_TILE_ROWS];
+    float pv[AMX_TILE_ROWS * 128], o[AMX_TILE_ROWS * 128];
+    amx_row row[AMX_TILE_ROWS];
+    size_t computed, skipped;
+} amx_workspace;
+
+typedef struct { amx_job *job; amx_workspace *w; } amx_thread;
+static uint32_t visible_keys(const amx_job *job, attn_tile_kind kind, size_t i, size_t k0)
+{
+    if (kind == ATTN_TILE_FULL && k0 + 32 <= job->shape.nk) return 0xffffffffu;
+    uint32_t mask = 0;
+    for (size_t j = 0; j < 32; j++)
+        if (i < job->shape.nq && k0 + j < job->shape.nk && attn_visible(job->p, i, k0 + j))
+            mask |= 1u << j;
+    return mask;
+}
+static void do_slice(const amx_job *job, amx_workspace *w, size_t head, size_t q0)
+{
+    const amx_shape *sh = &job->shape;
+    const size_t rows = sh->nq - q0 < 16 ? sh->nq - q0 : 16;
+    pack_query_slice(sh, job->q + head * sh->nq * sh->d, q0, w->qa);
+    job->engine->load_q(&w->engine, w->qa, sh->chunks);
+    for (size_t r = 0; r < AMX_TILE_ROWS; r++) {
+        w->row[r].m = -INFINITY;
+        memset(w->row[r].l, 0, sizeof w->row[r].l);
+    }
+    memset(w->o, 0, AMX_TILE_ROWS * sh->dpad * sizeof(float));
+    for (size_t b = 0; b < sh->blocks; b++) {
+        const size_t keys = sh->nk - 32 * b < 32 ? sh->nk - 32 * b : 32;
+        const attn_tile_kind kind = attn_tile_classify(job->p, q0, rows, 32 * b, keys);
+        if (kind == ATTN_TILE_SKIPPED) { w->skipped++; continue; }
+        w->computed++;
+        const size_t block_elems = sh->dpad * 32;
+        const bf16 *kb = job->packed_k + (head * sh->blocks + b) * block_elems;
+        const bf16 *vb = job->packed_v + (head * sh->blocks + b) * block_elems;
+        job->engine->scores(&w->engine, kb, sh->chunks, w->s);
+        for (size_t r = 0; r < AMX_TILE_ROWS; r++)
+            job->engine->softmax_row(w->s + r * 32, visible_keys(job, kind, q0 + r, 32 * b), job->p->scale,
+                                     job->exp_isa, &w->row[r], w->p + r * 32, &w->alpha[r]);
+        job->engine->values(&w->engine, w->p, vb, sh->dpad, w->pv);
+        add_block_values(w->o, w->pv, w->alpha, sh->dpad);
+    }
+    for (size_t r = 0; r < rows; r++) {
+        const float l = amx_row_sum(&w->row[r]);
+        const bool sees = attn_row_sees_a_key(job->p, q0 + r);
+        float *out = job->o + (head * sh->nq + q0 + r) * sh->d;
+        for (size_t c = 0; c < sh->d; c++) out[c] = sees ? w->o[r * sh->dpad + c] / l : 0.0f;
+    }
+}
+static void pack_head_block(amx_job *job, size_t item)
+{
+    const amx_shape *sh = &job->shape;
+    const size_t head = item / sh->blocks, b = item % sh->blocks, elems = sh->dpad * 32;
+    pack_key_block(sh, job->k + head * sh->nk * sh->d, 32 * b, job->packed_k + item * elems);
+    pack_value_block(sh, job->v + head * sh->nk * sh->d, 32 * b, job->packed_v + item * elems);
+}
+static void *amx_worker(void *arg)
+{
+    amx_thread *t = arg;
+    amx_job *job = t->job;
+    if (job->phase == 1 && job->engine->tiles) amx_configure_tiles();
+    for (size_t i; (i = atomic_fetch_add(&job->next, 1)) < job->items;) {
+        if (job->phase == 0) pack_head_block(job, i);
+        else do_slice(job, t->w, i / ((job->shape.nq + 15) / 16), 16 * (i % ((job->shape.nq + 15) / 16)));
+    }
+    if (job->phase == 1 && job->engine->tiles) amx_release_tiles();
+    return NULL;
+}
+static void run_phase(amx_job *job, int phase, size_t items, amx_thread *t, int threads)
+{
+    pthread_t id[AMX_MAX_THREADS];
+    job->phase = phase;
+    job->items = items;
+    atomic_store(&job->next, 0);
+    for (int i = 1; i < threads; i++)
+        if (pthread_create(&id[i], NULL, amx_worker, &t[i]) != 0) die_line("cannot start a thread");
+    amx_worker(&t[0]);
+    for (int i = 1; i < threads; i++) pthread_join(id[i], NULL);
+}
+void attention_bf16(amx_kernel kernel, const attn_params *p, const float *q, const float *k,
+                    const float *v, float *o, int threads, amx_counts *counts)
+{
+    amx_job job = { .p = p, .engine = &ENGINES[kernel], .shape = amx_shape_of(p), .q = q,
+                    .k = k, .v = v, .o = o, .heads = p->batch * p->heads,
+                    .exp_isa = vexp_best_isa() };
+    threads = threads < 1 ? 1 : threads > AMX_MAX_THREADS ? AMX_MAX_THREADS : threads;
+    char why[160] = "";
+    if (kernel == AMX_KERNEL_AMX && !amx_available(why)) die_line("the AMX kernel cannot run: %s", why);
+    if (kernel == AMX_KERNEL_AVX512BF16 && !bf16_cpu_has_avx512bf16())
+        die_line("the AVX512-BF16 kernel cannot run: this CPU has no AVX512-BF16 (or FA_ISA forbids it)");
+    const size_t packed = fa_mul(job.heads * job.shape.blocks, job.shape.dpad * 32);
+    job.packed_k = fa_alloc(fa_mul(packed, sizeof(bf16)));
+    job.packed_v = fa_alloc(fa_mul(packed, sizeof(bf16)));
+    amx_thread t[AMX_MAX_THREADS];
+    for (int i = 0; i < threads; i++) t[i] = (amx_thread){ &job, fa_alloc(sizeof(amx_workspace)) };
+    run_phase(&job, 0, job.heads * job.shape.blocks, t, threads);
+    run_phase(&job, 1, job.heads * ((p->nq + 15) / 16), t, threads);
+    amx_counts c = { 0 };
+    for (int i = 0; i < threads; i++) {
+        c.blocks_computed += t[i].w->computed;
+        c.blocks_skipped += t[i].w->skipped;
+        fa_free(t[i].w);
+    }
+    if (counts) *counts = c;
+    fa_free(job.packed_k);
+    fa_free(job.packed_v);
+}
+size_t attention_bf16_bytes(const attn_params *p, int threads)
+{
+    const amx_shape sh = amx_shape_of(p);
+    const size_t packed = fa_mul(fa_mul(p->batch * p->heads, sh.blocks), sh.dpad * 32);
+    return fa_mul(packed, 2 * sizeof(bf16)) + fa_mul((size_t)threads, sizeof(amx_workspace));
+}
+
+const char *bf16_params_problem(const attn_params *p)
+{
+    if (p->d > 128) return "the bf16 kernels take head dimensions up to 128";
+    return attn_params_problem(p);
+}

@@ -1,0 +1,18 @@
+/* amx_attention.h — bf16 FlashAttention-2 on AMX tiles, on AVX512-BF16 vectors,
+   and on the model of either. Tangled from chapters/ch11_amx.nw. */
+#ifndef AMX_ATTENTION_H
+#define AMX_ATTENTION_H
+#include "cpu/attention.h"
+#include "cpu/bf16.h"
+typedef enum {
+    AMX_KERNEL_AMX, AMX_KERNEL_AVX512BF16, AMX_KERNEL_EMULATED, AMX_KERNEL_EMULATED_VDP,
+    AMX_ENGINES
+} amx_kernel;
+enum { AMX_MAX_THREADS = 256 };
+typedef struct { size_t blocks_computed, blocks_skipped; } amx_counts;
+/* bf16 attention: Q, K, V rounded to bf16, sums in fp32; d <= 128 */
+void attention_bf16(amx_kernel kernel, const attn_params *p, const float *q, const float *k,
+                    const float *v, float *o, int threads, amx_counts *counts);
+size_t attention_bf16_bytes(const attn_params *p, int threads);
+const char *bf16_params_problem(const attn_params *p);
+#endif

@@ -1,0 +1,511 @@
+/* npy.c — NumPy .npy files read and written. Tangled from chapters/harness.nw; edit that file. */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "harness/memory.h"
+#include "harness/npy.h"
+#include "harness/fail.h"
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "npy.c writes .npy data in host order, which must be little-endian"
+#endif
+
+typedef struct {
+    const char *at, *end;
+    bool python2_longs;    /* versions 1 and 2 may write 3L for 3 */
+} npy_cursor;
+
+static void npy_skip_space(npy_cursor *c)
+{
+    while (c->at < c->end && (*c->at == ' ' || *c->at == '\t' || *c->at == '\n'))
+        c->at++;
+}
+
+static bool npy_peek(npy_cursor *c, char expected)
+{
+    npy_skip_space(c);
+    return c->at < c->end && *c->at == expected;
+}
+
+static bool npy_take(npy_cursor *c, char expected)
+{
+    npy_skip_space(c);
+    if (c->at == c->end || *c->at != expected)
+        return false;
+    c->at++;
+    return true;
+}
+
+static bool npy_quoted(npy_cursor *c, char *text, size_t capacity)
+{
+    npy_skip_space(c);
+    if (c->at == c->end || (*c->at != '\'' && *c->at != '"'))
+        return false;
+    char quote = *c->at++;
+    size_t n = 0;
+    while (c->at < c->end && *c->at != quote) {
+        if (*c->at == '\n' || *c->at == '\\')
+            return false;
+        if (n + 1 < capacity)
+            text[n++] = *c->at;
+        c->at++;
+    }
+    text[n] = '\0';
+    return npy_take(c, quote);
+}
+
+static bool npy_word(npy_cursor *c, const char *word)
+{
+    npy_skip_space(c);
+    size_t n = strlen(word);
+    if ((size_t)(c->end - c->at) < n || strncmp(c->at, word, n) != 0)
+        return false;
+    c->at += n;
+    return true;
+}
+
+static bool npy_bool(npy_cursor *c, bool *value)
+{
+    *value = npy_word(c, "True");
+    return *value || npy_word(c, "False");
+}
+
+static bool npy_dimension(npy_cursor *c, size_t *value)
+{
+    npy_skip_space(c);
+    if (c->at == c->end || !isdigit((unsigned char)*c->at))
+        return false;
+    if (*c->at == '0' && c->at + 1 < c->end && isdigit((unsigned char)c->at[1]))
+        return false;
+    for (*value = 0; c->at < c->end && isdigit((unsigned char)*c->at); c->at++) {
+        size_t digit = (size_t)(*c->at - '0');
+        if (__builtin_mul_overflow(*value, 10, value)
+            || __builtin_add_overflow(*value, digit, value))
+            return false;
+    }
+    c->at += c->python2_longs && c->at < c->end && *c->at == 'L';
+    return true;
+}
+
+static bool npy_shape(npy_cursor *c, size_t shape[4], int *ndim)
+{
+    size_t value;
+    *ndim = 0;
+    if (!npy_take(c, '('))
+        return false;
+    while (!npy_take(c, ')')) {
+        if (!npy_dimension(c, &value) || (!npy_take(c, ',') && !npy_peek(c, ')')))
+            return false;
+        if (*ndim < 4)
+            shape[*ndim] = value;
+        (*ndim)++;
+    }
+    return true;
+}
+
+typedef struct {
+    char   descr[16];
+    bool   fortran_order;
+    int    ndim;
+    size_t shape[4];
+    bool   has_descr, has_order, has_shape;
+} npy_header;
+
+static const char *npy_parse_header(const char *text, size_t length, int major,
+                                    npy_header *h)
+{
+    npy_cursor c = { text, text + length, major < 3 };
+    *h = (npy_header){ .ndim = 0 };
+    if (!npy_take(&c, '{'))
+        return "the header is not a dictionary";
+    while (!npy_take(&c, '}')) {
+        char key[32];
+        if (!npy_quoted(&c, key, sizeof key) || !npy_take(&c, ':'))
+            return "malformed header: expected 'key': value";
+        if (strcmp(key, "descr") == 0) {
+            h->has_descr = npy_quoted(&c, h->descr, sizeof h->descr);
+            if (!h->has_descr) return "malformed header: 'descr' is not a string";
+        } else if (strcmp(key, "fortran_order") == 0) {
+            h->has_order = npy_bool(&c, &h->fortran_order);
+            if (!h->has_order) return "malformed header: 'fortran_order' is not True or False";
+        } else if (strcmp(key, "shape") == 0) {
+            h->has_shape = npy_shape(&c, h->shape, &h->ndim);
+            if (!h->has_shape) return "malformed header: 'shape' is not a tuple of sizes";
+        } else {
+            return "malformed header: unknown key";
+        }
+        if (!npy_take(&c, ',') && !npy_peek(&c, '}'))
+            return "malformed header: expected ',' or '}'";
+    }
+    npy_skip_space(&c);
+    return c.at == c.end ? NULL : "malformed header: text after the dictionary";
+}
+
+static void npy_check_header(const npy_header *h, char *why, size_t len)
+{
+    why[0] = '\0';
+    if (!h->has_descr || !h->has_order || !h->has_shape)
+        snprintf(why, len, "the header lacks 'descr', 'fortran_order' or 'shape'");
+    else if (strcmp(h->descr, ">f4") == 0)
+        snprintf(why, len, "dtype '>f4' is big-endian; need little-endian '<f4'");
+    else if (strcmp(h->descr, "<f4") != 0)
+        snprintf(why, len, "dtype '%s' is not float32 ('<f4')", h->descr);
+    else if (h->fortran_order)
+        snprintf(why, len, "fortran_order is True; need C order");
+    else if (h->ndim < 1 || h->ndim > 4)
+        snprintf(why, len, "the array has %d dimensions; need 1 to 4", h->ndim);
+}
+
+static char *npy_read_header(FILE *f, int *major, size_t *length, char *why, size_t len)
+{
+    unsigned char prefix[8], size[4] = { 0, 0, 0, 0 };
+    if (fread(prefix, 1, 8, f) != 8 || memcmp(prefix, "\x93NUMPY", 6) != 0) {
+        snprintf(why, len, "not a .npy file (bad magic)");
+        return NULL;
+    }
+    if (prefix[6] < 1 || prefix[6] > 3 || prefix[7] != 0) {
+        snprintf(why, len, "unsupported .npy version %d.%d (need 1.0, 2.0 or 3.0)",
+                 prefix[6], prefix[7]);
+        return NULL;
+    }
+    *major = prefix[6];
+    enum { NPY_MAX_HEADER = 65536 };
+    size_t width = prefix[6] == 1 ? 2 : 4;
+    if (fread(size, 1, width, f) != width) {
+        snprintf(why, len, "truncated header");
+        return NULL;
+    }
+    *length = size[0] | (size_t)size[1] << 8 | (size_t)size[2] << 16 | (size_t)size[3] << 24;
+    if (*length > NPY_MAX_HEADER) {
+        snprintf(why, len, "the header length %zu is over the 64 KiB limit", *length);
+        return NULL;
+    }
+    char *text = bookkeeping_alloc(*length + 1);
+    if (fread(text, 1, *length, f) != *length)
+        snprintf(why, len, "truncated header");
+    else if (*length == 0 || text[*length - 1] != '\n')
+        snprintf(why, len, "the header does not end in a newline "
+                 "(is its length field right?)");
+    else if (memchr(text, '\0', *length) != NULL)
+        snprintf(why, len, "malformed header: it contains a NUL byte");
+    if (why[0] != '\0') {
+        free(text);
+        return NULL;
+    }
+    text[*length] = '\0';
+    return text;
+}
+
+static bool npy_data_bytes(const npy_header *h, size_t *bytes)
+{
+    *bytes = sizeof(float);
+    for (int i = 0; i < h->ndim; i++)
+        if (__builtin_mul_overflow(*bytes, h->shape[i], bytes))
+            return false;
+    return true;
+}
+
+static int npy_check_data_size(FILE *f, const npy_header *h, char *why, size_t len)
+{
+    size_t bytes;
+    if (!npy_data_bytes(h, &bytes)) {
+        snprintf(why, len, "the shape is too large to represent");
+        return -1;
+    }
+    long here = ftell(f);
+    struct stat st;
+    if (here < 0 || fstat(fileno(f), &st) != 0) {
+        snprintf(why, len, "cannot determine the file size");
+        return -1;
+    }
+    size_t actual = (size_t)st.st_size - (size_t)here;
+    if (actual < bytes) {
+        snprintf(why, len, "truncated data: the header promises %zu bytes, "
+                 "the file holds %zu", bytes, actual);
+        return -1;
+    }
+    if (actual > bytes) {
+        snprintf(why, len, "%zu bytes of extra data after the array", actual - bytes);
+        return -1;
+    }
+    return 0;
+}
+
+static void npy_load(FILE *f, tensor *t, bool with_data, char *why, size_t len)
+{
+    size_t length = 0;
+    int major = 0;
+    npy_header h;
+    char *text = npy_read_header(f, &major, &length, why, len);
+    if (text == NULL)
+        return;
+    const char *syntax = npy_parse_header(text, length, major, &h);
+    if (syntax != NULL)
+        snprintf(why, len, "%s", syntax);
+    else
+        npy_check_header(&h, why, len);
+    if (why[0] == '\0' && npy_check_data_size(f, &h, why, len) == 0 && !with_data) {
+        *t = (tensor){ .data = NULL, .ndim = h.ndim, .shape = { 1, 1, 1, 1 } };
+        memcpy(t->shape, h.shape, (size_t)h.ndim * sizeof h.shape[0]);
+    } else if (why[0] == '\0') {
+        *t = tensor_new(h.ndim, h.shape);
+        size_t count = tensor_count(t);
+        if (fread(t->data, sizeof(float), count, f) != count) {
+            snprintf(why, len, "read error: %s", strerror(errno));
+            tensor_free(t);
+        }
+    }
+    free(text);
+}
+
+static FILE *npy_open_regular(const char *path, char *why, size_t len)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        snprintf(why, len, "cannot open: %s", strerror(errno));
+        if (fd >= 0) close(fd);
+        return NULL;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(why, len, "not a regular file");
+        close(fd);
+        return NULL;
+    }
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    FILE *f = fdopen(fd, "rb");
+    if (f == NULL) {
+        snprintf(why, len, "cannot open: %s", strerror(errno));
+        close(fd);
+    }
+    return f;
+}
+
+static int npy_read_part(const char *path, tensor *out, bool with_data, char *err,
+                         size_t errlen)
+{
+    char why[200] = "";
+    tensor t = { 0 };
+    FILE *f = npy_open_regular(path, why, sizeof why);
+    if (f != NULL) {
+        npy_load(f, &t, with_data, why, sizeof why);
+        fclose(f);
+    }
+    if (why[0] != '\0') {
+        snprintf(err, errlen, "%s: %s", path, why);
+        return -1;
+    }
+    *out = t;
+    return 0;
+}
+
+int npy_read(const char *path, tensor *out, char *err, size_t errlen)
+{
+    return npy_read_part(path, out, true, err, errlen);
+}
+
+int npy_read_shape(const char *path, tensor *out, char *err, size_t errlen)
+{
+    return npy_read_part(path, out, false, err, errlen);
+}
+
+static size_t npy_format_header(char *out, size_t capacity, const tensor *t)
+{
+    int n = snprintf(out, capacity,
+                     "{'descr': '<f4', 'fortran_order': False, 'shape': (");
+    for (int i = 0; i < t->ndim; i++)
+        n += snprintf(out + n, capacity - (size_t)n, i + 1 < t->ndim ? "%zu, " : "%zu",
+                      t->shape[i]);
+    n += snprintf(out + n, capacity - (size_t)n, t->ndim == 1 ? ",), }" : "), }");
+    while ((10 + (size_t)n + 1) % 64 != 0)
+        out[n++] = ' ';
+    out[n++] = '\n';
+    return (size_t)n;
+}
+
+static bool npy_write_stream(FILE *f, const tensor *t)
+{
+    char header[256];
+    size_t length = npy_format_header(header, sizeof header, t);
+    unsigned char prefix[10] = { 0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0,
+                                 (unsigned char)(length & 0xff),
+                                 (unsigned char)(length >> 8) };
+    size_t count = tensor_count(t);
+    return fwrite(prefix, 1, 10, f) == 10
+        && fwrite(header, 1, length, f) == length
+        && fwrite(t->data, sizeof(float), count, f) == count;
+}
+
+static int npy_write_fd(int fd, const tensor *t)
+{
+    fchmod(fd, 0644);   /* mkstemp makes 0600; a data file is for sharing */
+    FILE *f = fdopen(fd, "wb");
+    if (f == NULL) {
+        int failure = errno;
+        close(fd);
+        return failure;
+    }
+    int failure = npy_write_stream(f, t) ? 0 : (errno ? errno : EIO);
+    if (fclose(f) != 0 && failure == 0)
+        failure = errno ? errno : EIO;
+    return failure;
+}
+
+static int npy_write_temporary(char *tmp, const char *path, const tensor *t,
+                               char *err, size_t errlen)
+{
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: cannot create %s: %s", path, tmp, strerror(errno));
+        tmp[0] = '\0';
+        return -1;
+    }
+    int failure = npy_write_fd(fd, t);
+    if (failure == 0)
+        return 0;
+    unlink(tmp);
+    tmp[0] = '\0';
+    snprintf(err, errlen, "%s: cannot write: %s", path, strerror(failure));
+    return -1;
+}
+
+static bool npy_same_directory(const char *a, size_t a_len, const char *b, size_t b_len)
+{
+    char *da = a_len ? strndup(a, a_len) : strdup(".");
+    char *db = b_len ? strndup(b, b_len) : strdup(".");
+    if (da == NULL || db == NULL) bookkeeping_out_of_memory();
+    struct stat sa, sb;
+    bool same = stat(da, &sa) == 0 && stat(db, &sb) == 0
+             && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    free(da);
+    free(db);
+    return same;
+}
+
+static bool npy_same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    const bool a_exists = stat(a, &sa) == 0, b_exists = stat(b, &sb) == 0;
+    if (a_exists || b_exists)
+        return a_exists && b_exists && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    const char *slash_a = strrchr(a, '/'), *slash_b = strrchr(b, '/');
+    const char *name_a = slash_a ? slash_a + 1 : a, *name_b = slash_b ? slash_b + 1 : b;
+    return strcmp(name_a, name_b) == 0
+        && npy_same_directory(a, (size_t)(name_a - a), b, (size_t)(name_b - b));
+}
+
+static int npy_check_target(const char *path, char *err, size_t errlen)
+{
+    struct stat st;
+    if (stat(path, &st) != 0 || S_ISREG(st.st_mode))
+        return 0;
+    snprintf(err, errlen, "%s: not a regular file; refusing to replace it", path);
+    return -1;
+}
+
+int npy_write_all(size_t n, const char *const paths[], const tensor *const ts[],
+                  char *err, size_t errlen)
+{
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n; j++)
+            if (npy_same_file(paths[i], paths[j])) {
+                snprintf(err, errlen, "%s and %s are one file; each output needs "
+                         "its own", paths[i], paths[j]);
+                return -1;
+            }
+    char **temporaries = bookkeeping_alloc(n * sizeof *temporaries);
+    size_t written = 0;
+    int status = 0;
+    for (; written < n && status == 0; written++) {
+        const char *path = paths[written];
+        if (ts[written]->ndim < 1 || ts[written]->ndim > 4) {
+            snprintf(err, errlen, "%s: a tensor has 1 to 4 dimensions, not %d", path,
+                     ts[written]->ndim);
+            status = -1;
+        } else
+            status = npy_check_target(path, err, errlen);
+        if (asprintf(&temporaries[written], "%s.tmp.XXXXXX", path) < 0)
+            bookkeeping_out_of_memory();
+        if (status == 0)
+            status = npy_write_temporary(temporaries[written], path, ts[written], err, errlen);
+        else
+            temporaries[written][0] = '\0';
+    }
+    for (size_t i = 0; i < written && status == 0; i++)
+        if (rename(temporaries[i], paths[i]) != 0) {
+            snprintf(err, errlen, "%s: cannot write: %s", paths[i], strerror(errno));
+            status = -1;
+        } else
+            temporaries[i][0] = '\0';
+    for (size_t i = 0; i < written; i++)
+        if (temporaries[i][0] != '\0') unlink(temporaries[i]);
+    for (size_t i = 0; i < written; i++) free(temporaries[i]);
+    free(temporaries);
+    return status;
+}
+
+int npy_write(const char *path, const tensor *t, char *err, size_t errlen)
+{
+    return npy_write_all(1, &path, &t, err, errlen);
+}
+
+tensor npy_read_or_exit(const char *program, const char *path)
+{
+    char err[512];
+    tensor t;
+    if (npy_read(path, &t, err, sizeof err) != 0)
+        die_usage(program, "%s", err);
+    return t;
+}
+
+void npy_write_or_exit(const char *program, const char *path, const tensor *t)
+{
+    npy_write_all_or_exit(program, 1, &path, &t);
+}
+
+void npy_write_all_or_exit(const char *program, size_t n, const char *const paths[],
+                           const tensor *const ts[])
+{
+    char err[512];
+    if (npy_write_all(n, paths, ts, err, sizeof err) != 0)
+        die_usage(program, "%s", err);
+}
+
+void npy_refuse_overlap(const char *program, const char *const outputs[], size_t n,
+                        const char *const inputs[], size_t m)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (outputs[i] == NULL) continue;
+        for (size_t j = 0; j < m; j++)
+            if (inputs[j] != NULL && npy_same_file(outputs[i], inputs[j]))
+                die_usage(program, "the output %s is the input %s; refusing to "
+                          "overwrite it", outputs[i], inputs[j]);
+        for (size_t j = i + 1; j < n; j++)
+            if (outputs[j] != NULL && npy_same_file(outputs[i], outputs[j]))
+                die_usage(program, "the outputs %s and %s are one file; each "
+                          "output needs its own", outputs[i], outputs[j]);
+    }
+}
+
+void npy_refuse_same_file(const char *program, const char *out,
+                          const char *const inputs[], size_t n)
+{
+    npy_refuse_overlap(program, &out, 1, inputs, n);
+}
+
+tensor npy_shape_or_exit(const char *program, const char *path)
+{
+    char err[512];
+    tensor t;
+    if (npy_read_shape(path, &t, err, sizeof err) != 0)
+        die_usage(program, "%s", err);
+    return t;
+}
+
