@@ -41,6 +41,11 @@ void gpu_backward_tc_emulated(const attn_params *p, const float *q, const float 
                               const float *v, const float *dout, float *o, float *dq,
                               float *dk, float *dv, emu_counts counts[GPU_TC_BWD_LAUNCHES]);
 
+/* the same on the CUDA device: 0, or -1 with why; ms as for gpu_backward_cuda */
+int gpu_backward_tc_cuda(const attn_params *p, const float *q, const float *k,
+                         const float *v, const float *dout, float *o, float *dq, float *dk,
+                         float *dv, int repeats, double *ms, char why[256]);
+
 /* the errors against exact[0..2] of a plain bf16 backward: Q, K, V, dO rounded to
    bf16, float32 sums, P and dS rounded to bf16 where they enter a product, D from
    the float32 dO; the tensor-core backward's bound is twice each */
