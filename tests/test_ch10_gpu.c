@@ -678,6 +678,10 @@ Test(receipts, backward_of_the_default_run)
     cr_assert_not_null(ratio);
     cr_expect(strtod(ratio, NULL) <= 1.0, "bwd_worst_ratio = %s", ratio);
     free(ratio);
+    ratio = json_fact(json, "bwd_tc_ratio");
+    cr_assert_not_null(ratio);
+    cr_expect(strtod(ratio, NULL) <= 2.0, "bwd_tc_ratio = %s", ratio);
+    free(ratio);
     free(json);
 }
 
