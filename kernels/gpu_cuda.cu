@@ -264,8 +264,9 @@ static int backward_on_device(bool tc, const attn_params *p, const float *q, con
     int status = 0;
     float *mem[BWD_ARRAYS] = { NULL };
     unsigned short *bf16[2] = { NULL, NULL };   /* the tensor-core chain's Q K V, and dO */
+    const size_t all = need + (tc ? qo + kv : 0);  /* those four in bf16: half their floats */
     CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
-    if (need + (tc ? qo + kv : 0) > free_bytes) return refuse_memory(need, free_bytes, why);
+    if (all > free_bytes) return refuse_memory(all, free_bytes, why);
     for (int t = 0; t < BWD_ARRAYS; t++) CUDA_TRY(cudaMalloc((void **)&mem[t], bytes[t]));
     CUDA_TRY(cudaMemcpy(mem[0], q, qo, cudaMemcpyHostToDevice));
     CUDA_TRY(cudaMemcpy(mem[1], k, kv, cudaMemcpyHostToDevice));
