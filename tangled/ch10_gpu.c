@@ -43,6 +43,9 @@ typedef struct {
     double bound[3];                    /* the tests': from the error analysis */
     double vs_flash;                    /* max |GPU - chapter 9's flash| over the three */
     emu_counts counts[GPU_BWD_LAUNCHES];
+    bool tc_ran;                        /* the tensor-core chain (d a multiple of 8) */
+    double tc[3], plain[3];             /* its errors, and the plain bf16 backward's */
+    double tc_vs_flash;                 /* max |tensor cores - chapter 9's flash| */
 } ch10_bwd_run;
 
 enum { CH10_BWD_TENSORS = 8 };
@@ -72,6 +75,8 @@ void ch10_measure_backward(bool cuda, const attn_params *p, ch10_bwd_tensors *t,
                            ch10_bwd_run *run);
 double ch10_bwd_ratio(const ch10_bwd_run *run);
 static void ch10_backward_receipts(const ch10_options *o, bool cuda, report *r);
+static void ch10_run_tc_backward(bool cuda, const attn_params *p, const float *const in[4],
+                                 float *const out[4]);
 static void ch10_report_backward(report *r, const attn_params *p, const ch10_bwd_run runs[2]);
 static void ch10_bench_backward(const ch10_options *o, report *r);
 static void ch10_require_shape_of_q(const tensor *dout, const tensor *q);
@@ -588,6 +593,18 @@ static void ch10_run_backward(bool cuda, const attn_params *p, const float *cons
                               out[3]);
 }
 
+static void ch10_run_tc_backward(bool cuda, const attn_params *p, const float *const in[4],
+                                 float *const out[4])
+{
+    char why[256];
+    if (!cuda)
+        gpu_backward_tc_emulated(p, in[0], in[1], in[2], in[3], out[0], out[1], out[2],
+                                 out[3], NULL);
+    else if (gpu_backward_tc_cuda(p, in[0], in[1], in[2], in[3], out[0], out[1], out[2],
+                                  out[3], 0, NULL, why) != 0)
+        die_usage(PROGRAM, "cuda: %s", why);
+}
+
 static void ch10_run_backward_on_files(const ch10_options *o, report *r)
 {
     const char *paths[8] = { o->q_path, o->k_path, o->v_path, o->dout_path,
@@ -674,6 +691,16 @@ void ch10_measure_backward(bool cuda, const attn_params *p, ch10_bwd_tensors *t,
         run->gpu[g] = max_abs_diff_fd(t->x[5 + g], exact[g], count[g]);
         run->vs_flash = fmax(run->vs_flash, ch10_max_diff(t->x[5 + g], flash[1 + g], count[g]));
     }
+    run->tc_ran = gpu_kernel_problem(GPU_TC, p) == NULL;
+    run->tc_vs_flash = 0.0;
+    if (run->tc_ran) {
+        ch10_run_tc_backward(cuda, p, (const float *const *)t->x, t->x + 4);
+        gpu_bf16_naive_backward_error(p, t->x[0], t->x[1], t->x[2], t->x[3], exact, run->plain);
+        for (int g = 0; g < 3; g++) {
+            run->tc[g] = max_abs_diff_fd(t->x[5 + g], exact[g], count[g]);
+            run->tc_vs_flash = fmax(run->tc_vs_flash, ch10_max_diff(t->x[5 + g], flash[1 + g], count[g]));
+        }
+    }
     for (int g = 0; g < 3; g++) fa_free(exact[g]);
     for (int g = 0; g < 4; g++) fa_free(flash[g]);
 }
@@ -698,13 +725,15 @@ static void ch10_backward_table(report *r, const ch10_bwd_run runs[2])
 {
     static const char *const columns[] = { "mask", "backward", "dQ error", "dK error",
                                            "dV error", NULL };
-    static const char *const names[4] = { "GPU kernels (fp32)", "chapter 9 flash (fp32)",
-                                          "chapter 9 naive (fp32)", "bound (error analysis)" };
+    static const char *const names[6] = { "GPU kernels (fp32)", "chapter 9 flash (fp32)",
+                                          "chapter 9 naive (fp32)", "bound (error analysis)",
+                                          "GPU tensor cores (bf16)", "plain bf16 (yardstick)" };
     table *t = report_table(r, "backward", "Gradients' max error against the float64 "
                             "finite differences", columns);
     for (int m = 0; m < 2; m++) {
-        const double *e[4] = { runs[m].gpu, runs[m].flash, runs[m].naive, runs[m].bound };
-        for (int w = 0; w < 4; w++) {
+        const double *e[6] = { runs[m].gpu, runs[m].flash, runs[m].naive, runs[m].bound,
+                               runs[m].tc, runs[m].plain };
+        for (int w = 0; w < (runs[m].tc_ran ? 6 : 4); w++) {
             char a[32], b[32], c[32];
             table_rowf(t, "%s|%s|%s|%s|%s", m ? "causal" : "none", names[w],
                        fmt_num(a, e[w][0]), fmt_num(b, e[w][1]), fmt_num(c, e[w][2]));
@@ -732,6 +761,17 @@ static void ch10_report_backward(report *r, const attn_params *p, const ch10_bwd
     report_fact_labeled(r, "bwd_worst_ratio", "backward: largest ratio to the bound", b);
     report_fact_labeled(r, "bwd_vs_flash", "backward: largest difference from chapter 9's flash",
                         fmt_num(b, fmax(runs[0].vs_flash, runs[1].vs_flash)));
+    double tc_ratio = 0.0, tc_vs_flash = 0.0;
+    for (int m = 0; m < 2 && runs[m].tc_ran; m++)
+        for (int g = 0; g < 3; g++) {
+            tc_ratio = fmax(tc_ratio, runs[m].tc[g] / runs[m].plain[g]);
+            tc_vs_flash = fmax(tc_vs_flash, runs[m].tc_vs_flash);
+        }
+    snprintf(b, sizeof b, "%.2f", tc_ratio);
+    report_fact_labeled(r, "bwd_tc_ratio", "backward: tensor cores' largest ratio to plain bf16",
+                        runs[0].tc_ran ? b : "n/a");
+    report_fact_labeled(r, "bwd_tc_vs_flash", "backward: tensor cores' largest difference from "
+                        "chapter 9's flash", runs[0].tc_ran ? fmt_num(b, tc_vs_flash) : "n/a");
     report_fact_labeled(r, "bwd_blocks", "backward: blocks of the main kernel",
                         fmt_int(b, (long long)runs[0].counts[2].blocks));
     report_fact_labeled(r, "bwd_block_barriers", "backward: __syncthreads meetings",

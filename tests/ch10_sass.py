@@ -23,6 +23,10 @@ KERNELS = {                   # name: (mangled name, threads, dynamic shared byt
     "tc_forward_128": ("_Z18gpu_tc_forward_1288gpu_args", 128, 2 * 2 * 64 * (128 + 8) * 2, 128),
     "fused_forward": ("_Z17gpu_fused_forward8gpu_args", 128, 0, None),
     "bwd_keys": ("_Z12gpu_bwd_keys12gpu_bwd_args", 128, 0, None),
+    "tc_backward_64": ("_Z18gpu_tc_backward_6412gpu_bwd_args", 128,
+                       (4 * 64 * (64 + 8) + 64 * 72) * 2, None),
+    "tc_backward_128": ("_Z19gpu_tc_backward_12812gpu_bwd_args", 128,
+                        (4 * 64 * (128 + 8) + 64 * 72) * 2, None),
 }
 CLASSES = ("HMMA", "LDSM", "LDGSTS", "MUFU")
 
@@ -177,6 +181,8 @@ BUDGETS = {
     "tc_forward_128": {"regs": 255, "blocks": 2, "rest": {"sm_80": 317, "sm_90": 334}},
     "fused_forward": {"regs": 255, "blocks": 2},
     "bwd_keys": {"regs": 255, "blocks": 2},
+    "tc_backward_64": {"regs": 255, "blocks": 2},
+    "tc_backward_128": {"regs": 255, "blocks": 2},
 }
 SMEM_PER_MMA = 272        # bytes of shared memory a warp reads per HMMA, at most
 

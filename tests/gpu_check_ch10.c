@@ -114,6 +114,39 @@ static int check_backward_on_device(size_t heads, size_t nq, size_t nk, size_t d
     return failed != 0;
 }
 
+static int check_tc_backward_on_device(size_t heads, size_t nq, size_t nk, size_t d,
+                                       bool causal)
+{
+    attn_params p = attn_default(1, heads, nq, nk, d);
+    const size_t qo = heads * nq * d, kv = heads * nk * d, count[3] = { qo, kv, kv };
+    float *x[8];
+    double *exact[3], naive[3], flash[3], bound[3], error[3], plain[3];
+    char why[256] = "";
+    int failed = 0;
+    p.causal = causal;
+    for (int t = 0; t < 8; t++) x[t] = fa_alloc((t == 1 || t == 2 || t >= 6 ? kv : qo) * 4);
+    for (int g = 0; g < 3; g++) exact[g] = fa_alloc(count[g] * sizeof(double));
+    attn_draw_inputs(&p, (uint32_t)(nq * 7 + d), x[0], x[1], x[2]);
+    mt19937 gen;
+    mt_seed(&gen, (uint32_t)(nq * 7 + d) + 1);
+    torch_randn(&gen, x[3], qo);
+    gpu_backward_reference(&p, x[0], x[1], x[2], x[3], exact, naive, flash, bound);
+    gpu_bf16_naive_backward_error(&p, x[0], x[1], x[2], x[3], exact, plain);
+    const int status = gpu_backward_tc_cuda(&p, x[0], x[1], x[2], x[3], x[4], x[5], x[6],
+                                            x[7], 0, NULL, why);
+    for (int g = 0; g < 3; g++) {
+        error[g] = status ? INFINITY : max_abs_diff_fd(x[5 + g], exact[g], count[g]);
+        failed += !(error[g] <= 2 * plain[g]);
+    }
+    printf("%s - tensor-core backward heads=%zu nq=%zu nk=%zu d=%zu causal=%d: dQ %.3e "
+           "(plain bf16 %.3e), dK %.3e (%.3e), dV %.3e (%.3e)%s%s\n", failed ? "not ok" : "ok",
+           heads, nq, nk, d, causal, error[0], plain[0], error[1], plain[1], error[2], plain[2],
+           *why ? ": " : "", why);
+    for (int t = 0; t < 8; t++) fa_free(x[t]);
+    for (int g = 0; g < 3; g++) fa_free(exact[g]);
+    return failed != 0;
+}
+
 static int check_backward_cases(void)
 {
     int failed = 0;
@@ -122,6 +155,9 @@ static int check_backward_cases(void)
         failed += check_backward_on_device(2, 21, 70, 8, causal);
         failed += check_backward_on_device(1, 9, 40, 128, causal);
         failed += check_backward_on_device(1, 100, 100, 16, causal);
+        failed += check_tc_backward_on_device(2, 70, 80, 16, causal);
+        failed += check_tc_backward_on_device(1, 9, 70, 64, causal);
+        failed += check_tc_backward_on_device(1, 9, 70, 128, causal);
     }
     return failed;
 }

@@ -599,6 +599,68 @@ Test(backward, emulated_atomic_add_loses_nothing)
     cr_assert_eq(c.atomics, 100 * 4 * 128);
 }
 
+static void run_tc_backward_emulated(bwd_problem *b, double error[3],
+                                     emu_counts counts[GPU_TC_BWD_LAUNCHES])
+{
+    for (int i = 4; i < 8; i++)
+        for (size_t e = 0; e < (i == 4 || i == 5 ? b->t.qo : b->t.kv); e++) b->t.x[i][e] = NAN;
+    gpu_backward_tc_emulated(&b->p, b->t.x[0], b->t.x[1], b->t.x[2], b->t.x[3], b->t.x[4],
+                             b->t.x[5], b->t.x[6], b->t.x[7], counts);
+    for (int g = 0; g < 3; g++)
+        error[g] = max_abs_diff_fd(b->t.x[5 + g], b->exact[g], g ? b->t.kv : b->t.qo);
+}
+
+static void check_tc_backward(size_t heads, size_t nq, size_t nk, size_t d, bool causal)
+{
+    bwd_problem b = bwd_problem_new(heads, nq, nk, d, causal, (uint32_t)(nq * 5 + d));
+    double error[3], plain[3];
+    static const char *const names[3] = { "dQ", "dK", "dV" };
+    run_tc_backward_emulated(&b, error, NULL);
+    gpu_bf16_naive_backward_error(&b.p, b.t.x[0], b.t.x[1], b.t.x[2], b.t.x[3], b.exact, plain);
+    for (int g = 0; g < 3; g++) {
+        cr_log_info("heads=%zu nq=%zu nk=%zu d=%zu causal=%d: %s error %.3e, plain bf16 %.3e "
+                    "(ratio %.2f), chapter 9 flash fp32 %.3e", heads, nq, nk, d, causal,
+                    names[g], error[g], plain[g], error[g] / plain[g], b.flash[g]);
+        cr_assert(error[g] <= 2 * plain[g], "heads=%zu nq=%zu nk=%zu d=%zu causal=%d: %s "
+                  "error %.3e > 2 x %.3e", heads, nq, nk, d, causal, names[g], error[g], plain[g]);
+    }
+    bwd_problem_free(&b);
+}
+
+Test(tc_backward, ragged_tiles_two_blocks)
+{
+    for (int causal = 0; causal < 2; causal++) {
+        check_tc_backward(2, 70, 80, 16, causal);
+        check_tc_backward(1, 100, 67, 8, causal);
+    }
+}
+
+Test(tc_backward, head_dimensions)
+{
+    static const size_t dims[] = { 40, 64, 96, 128 };
+    for (int i = 0; i < 4; i++)
+        for (int causal = 0; causal < 2; causal++) check_tc_backward(1, 9, 70, dims[i], causal);
+}
+
+Test(tc_backward, counts_match_the_formulas)
+{
+    for (int causal = 0; causal < 2; causal++) {
+        bwd_problem b = bwd_problem_new(2, 70, 130, 8, causal, 3);
+        emu_counts got[GPU_TC_BWD_LAUNCHES], want = { .blocks = 2 * 3 };
+        double error[3];
+        run_tc_backward_emulated(&b, error, got);
+        for (size_t k0 = 0; k0 < 130; k0 += 64) {
+            const size_t first = causal ? k0 : 0;
+            want.block_barriers += first < 70 ? 2 * 3 * ((70 - first + 63) / 64) : 0;
+            want.atomics += first < 70 ? 2 * (70 - first) * 8 : 0;
+        }
+        cr_assert_eq(got[4].blocks, want.blocks, "causal=%d", causal);
+        cr_assert_eq(got[4].block_barriers, want.block_barriers, "causal=%d", causal);
+        cr_assert_eq(got[4].atomics, want.atomics, "causal=%d", causal);
+        bwd_problem_free(&b);
+    }
+}
+
 Test(receipts, backward_of_the_default_run)
 {
     const char *args[] = { "ch10_gpu", "--device", "cpu", "--json", NULL };
@@ -615,6 +677,10 @@ Test(receipts, backward_of_the_default_run)
     char *ratio = json_fact(json, "bwd_worst_ratio");
     cr_assert_not_null(ratio);
     cr_expect(strtod(ratio, NULL) <= 1.0, "bwd_worst_ratio = %s", ratio);
+    free(ratio);
+    ratio = json_fact(json, "bwd_tc_ratio");
+    cr_assert_not_null(ratio);
+    cr_expect(strtod(ratio, NULL) <= 2.0, "bwd_tc_ratio = %s", ratio);
     free(ratio);
     free(json);
 }

@@ -34,6 +34,25 @@ const char *gpu_kernel_problem(gpu_kernel kernel, const attn_params *p);
 double gpu_bf16_naive_error(const attn_params *p, const float *q, const float *k,
                             const float *v, const double *exact);
 
+enum { GPU_TC_BWD_LAUNCHES = 5 };   /* convert, forward with L, convert dO, D, backward */
+/* the tensor-core forward (saving L) and backward on the emulation: o, dq, dk, dv
+   are written; counts (may be NULL) per launch; d must be a multiple of 8 */
+void gpu_backward_tc_emulated(const attn_params *p, const float *q, const float *k,
+                              const float *v, const float *dout, float *o, float *dq,
+                              float *dk, float *dv, emu_counts counts[GPU_TC_BWD_LAUNCHES]);
+
+/* the same on the CUDA device: 0, or -1 with why; ms as for gpu_backward_cuda */
+int gpu_backward_tc_cuda(const attn_params *p, const float *q, const float *k,
+                         const float *v, const float *dout, float *o, float *dq, float *dk,
+                         float *dv, int repeats, double *ms, char why[256]);
+
+/* the errors against exact[0..2] of a plain bf16 backward: Q, K, V, dO rounded to
+   bf16, float32 sums, P and dS rounded to bf16 where they enter a product, D from
+   the float32 dO; the tensor-core backward's bound is twice each */
+void gpu_bf16_naive_backward_error(const attn_params *p, const float *q, const float *k,
+                                   const float *v, const float *dout,
+                                   double *const exact[3], double error[3]);
+
 /* D = AB + C for row-major 16x16 A, 16x8 B and C, through one warp's mma.sync
    (A and B rounded to bf16): on the emulation, and on the device (0, or -1 and why) */
 void gpu_mma_emulated(const float *a, const float *b, const float *c, float *d);

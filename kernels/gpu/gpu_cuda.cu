@@ -212,12 +212,45 @@ static cudaError_t launch_backward(const void *work)
     return launch_backward_on_device(*(const gpu_bwd_args *)work);
 }
 
-extern "C" int gpu_backward_cuda(const attn_params *p, const float *q, const float *k,
-                                 const float *v, const float *dout, float *o, float *dq,
-                                 float *dk, float *dv, int repeats, double *ms,
-                                 char why[256])
+static cudaError_t launch_tc_backward_on_device(gpu_bwd_args b)
 {
-    const char *problem = gpu_params_problem(p);
+    gpu_shape s = gpu_bwd_dsum_shape(b);
+    gpu_bwd_dsum<<<dim3(s.x, s.y), s.threads>>>(b);
+    s = gpu_tcb_shape(b);
+    const unsigned width = gpu_tc_width(b.d);
+    const size_t bytes = gpu_tcb_shared_bytes(width);
+    void (*kernel)(gpu_bwd_args) = width == 64 ? gpu_tc_backward_64 : gpu_tc_backward_128;
+    cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         (int)bytes);
+    if (e != cudaSuccess) return e;
+    kernel<<<dim3(s.x, s.y), s.threads, bytes>>>(b);
+    return cudaGetLastError();
+}
+
+static cudaError_t launch_tc_backward(const void *work)
+{
+    return launch_tc_backward_on_device(*(const gpu_bwd_args *)work);
+}
+
+static cudaError_t tc_forward_on_device(gpu_args *f, gpu_bwd_args *b, unsigned short *bf16[2])
+{
+    cudaError_t e = gpu_tc_inputs_on_device(f, &bf16[0]);
+    if (e == cudaSuccess)
+        e = cudaMalloc((void **)&bf16[1], (size_t)f->heads * f->nq * f->d * sizeof(unsigned short));
+    if (e != cudaSuccess) return e;
+    gpu_args g = *f;
+    g.q = b->dout; g.q16 = bf16[1]; g.nk = 0;
+    const gpu_shape s = gpu_convert_shape(g);
+    gpu_convert_bf16<<<dim3(s.x, s.y), s.threads>>>(g);
+    b->q16 = f->q16; b->k16 = f->k16; b->v16 = f->v16; b->dout16 = bf16[1];
+    return launch_on_device(GPU_TC, *f);
+}
+
+static int backward_on_device(bool tc, const attn_params *p, const float *q, const float *k,
+                              const float *v, const float *dout, float *o, float *dq,
+                              float *dk, float *dv, int repeats, double *ms, char why[256])
+{
+    const char *problem = tc ? gpu_kernel_problem(GPU_TC, p) : gpu_params_problem(p);
     if (problem) return snprintf(why, 256, "%s", problem), -1;
     enum { BWD_ARRAYS = 10 };
     gpu_args f = gpu_args_for(p, NULL, NULL, NULL, NULL);
@@ -230,8 +263,10 @@ extern "C" int gpu_backward_cuda(const attn_params *p, const float *q, const flo
     size_t free_bytes = 0, total_bytes = 0;
     int status = 0;
     float *mem[BWD_ARRAYS] = { NULL };
+    unsigned short *bf16[2] = { NULL, NULL };   /* the tensor-core chain's Q K V, and dO */
+    const size_t all = need + (tc ? qo + kv : 0);  /* those four in bf16: half their floats */
     CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
-    if (need > free_bytes) return refuse_memory(need, free_bytes, why);
+    if (all > free_bytes) return refuse_memory(all, free_bytes, why);
     for (int t = 0; t < BWD_ARRAYS; t++) CUDA_TRY(cudaMalloc((void **)&mem[t], bytes[t]));
     CUDA_TRY(cudaMemcpy(mem[0], q, qo, cudaMemcpyHostToDevice));
     CUDA_TRY(cudaMemcpy(mem[1], k, kv, cudaMemcpyHostToDevice));
@@ -242,16 +277,34 @@ extern "C" int gpu_backward_cuda(const attn_params *p, const float *q, const flo
     f.lse = mem[8]; b.lse = mem[8]; b.dsum = mem[9];
     for (int t = 3; t < 8; t++)
         if (t != 4) CUDA_TRY(cudaMemset(mem[t], 0xff, bytes[t]));   /* all but dO */
-    CUDA_TRY(launch_on_device(GPU_FUSED, f));
-    CUDA_TRY(launch_backward_on_device(b));
+    if (tc) CUDA_TRY(tc_forward_on_device(&f, &b, bf16));
+    else CUDA_TRY(launch_on_device(GPU_FUSED, f));
+    CUDA_TRY(tc ? launch_tc_backward_on_device(b) : launch_backward_on_device(b));
     CUDA_TRY(cudaDeviceSynchronize());
     CUDA_TRY(cudaMemcpy(o, mem[3], qo, cudaMemcpyDeviceToHost));
     CUDA_TRY(cudaMemcpy(dq, mem[5], qo, cudaMemcpyDeviceToHost));
     CUDA_TRY(cudaMemcpy(dk, mem[6], kv, cudaMemcpyDeviceToHost));
     CUDA_TRY(cudaMemcpy(dv, mem[7], kv, cudaMemcpyDeviceToHost));
-    if (repeats > 0) CUDA_TRY(time_runs(launch_backward, &b, repeats, ms));
+    if (repeats > 0) CUDA_TRY(time_runs(tc ? launch_tc_backward : launch_backward, &b, repeats, ms));
 done:
     for (int t = 0; t < BWD_ARRAYS; t++) cudaFree(mem[t]);
+    for (int t = 0; t < 2; t++) cudaFree(bf16[t]);
     return status;
+}
+
+extern "C" int gpu_backward_cuda(const attn_params *p, const float *q, const float *k,
+                                 const float *v, const float *dout, float *o, float *dq,
+                                 float *dk, float *dv, int repeats, double *ms,
+                                 char why[256])
+{
+    return backward_on_device(false, p, q, k, v, dout, o, dq, dk, dv, repeats, ms, why);
+}
+
+extern "C" int gpu_backward_tc_cuda(const attn_params *p, const float *q, const float *k,
+                                    const float *v, const float *dout, float *o, float *dq,
+                                    float *dk, float *dv, int repeats, double *ms,
+                                    char why[256])
+{
+    return backward_on_device(true, p, q, k, v, dout, o, dq, dk, dv, repeats, ms, why);
 }
 

@@ -39,6 +39,15 @@ __attribute__((weak)) int gpu_backward_cuda(const attn_params *p, const float *q
     snprintf(why, 256, "%s", NO_CUDA);
     return -1;
 }
+
+__attribute__((weak)) int gpu_backward_tc_cuda(const attn_params *p, const float *q,
+                                               const float *k, const float *v,
+                                               const float *dout, float *o, float *dq,
+                                               float *dk, float *dv, int repeats,
+                                               double *ms, char why[256])
+{
+    return gpu_backward_cuda(p, q, k, v, dout, o, dq, dk, dv, repeats, ms, why);
+}
 __attribute__((weak)) int gpu_ldmatrix_cuda(const unsigned short m[256], unsigned out[256],
                                             char why[256])
 {

@@ -165,6 +165,39 @@ int gpu_mma_exact_count(const float *a, const float *b, const float *c, const fl
     return exact;
 }
 
+static void run_tcb_64(const void *a) { gpu_tc_backward_64(*(const gpu_bwd_args *)a); }
+static void run_tcb_128(const void *a) { gpu_tc_backward_128(*(const gpu_bwd_args *)a); }
+
+void gpu_backward_tc_emulated(const attn_params *p, const float *q, const float *k,
+                              const float *v, const float *dout, float *o, float *dq,
+                              float *dk, float *dv, emu_counts counts[GPU_TC_BWD_LAUNCHES])
+{
+    const char *problem = gpu_kernel_problem(GPU_TC, p);
+    if (problem) { fprintf(stderr, "gpu: error: %s\n", problem); exit(2); }
+    gpu_args f = gpu_args_for(p, q, k, v, o);
+    gpu_bwd_args b = gpu_bwd_sizes(p);
+    const size_t rows = (size_t)b.heads * b.nq, qn = rows * b.d, kn = (size_t)b.heads * b.nk * b.d;
+    float *scratch = fa_alloc(fa_mul(rows, 2 * sizeof(float)));
+    unsigned short *bf16 = fa_alloc(fa_mul(2 * qn + 2 * kn, sizeof(unsigned short)));
+    emu_counts c[GPU_TC_BWD_LAUNCHES] = { { 0 }, { 0 }, { 0 }, { 0 }, { 0 } };
+    f.q16 = bf16; f.k16 = bf16 + qn; f.v16 = f.k16 + kn; f.lse = scratch;
+    gpu_args g = f;
+    g.q = dout; g.q16 = f.v16 + kn; g.nk = 0;
+    f.lse = scratch;
+    b.q = q; b.k = k; b.v = v; b.o = o; b.dout = dout;
+    b.lse = scratch; b.dsum = scratch + rows;
+    b.dq = dq; b.dk = dk; b.dv = dv;
+    b.q16 = f.q16; b.k16 = f.k16; b.v16 = f.v16; b.dout16 = g.q16;
+    const bool narrow = gpu_tc_width(f.d) == 64;
+    launch_on_emulation(gpu_convert_shape(f), run_convert, &f, &c[0]);
+    launch_on_emulation(gpu_tc_shape(f), narrow ? run_tc_64 : run_tc_128, &f, &c[1]);
+    launch_on_emulation(gpu_convert_shape(g), run_convert, &g, &c[2]);
+    launch_bwd_on_emulation(gpu_bwd_dsum_shape(b), run_bwd_dsum, &b, &c[3]);
+    launch_bwd_on_emulation(gpu_tcb_shape(b), narrow ? run_tcb_64 : run_tcb_128, &b, &c[4]);
+    fa_free(scratch); fa_free(bf16);
+    if (counts) for (int i = 0; i < GPU_TC_BWD_LAUNCHES; i++) counts[i] = c[i];
+}
+
 double gpu_fused_error_bound(const attn_params *p, const float *q, const float *k,
                              const float *v, const double *exact, double naive_error)
 {
@@ -377,5 +410,71 @@ void gpu_backward_reference(const attn_params *p, const float *q, const float *k
     }
     for (int g = 0; g < 3; g++) fa_free(grad[g]);
     fa_free(probs); fa_free(lse); fa_free(o);
+}
+
+typedef struct {
+    const float *q, *k, *v, *dout, *dout16;   /* one head; q, k, v, dout16 rounded */
+    float *dq, *dk, *dv, *w, *ds;             /* gradients; a row's P and dS (nk each) */
+} bf16_bwd_head;
+
+static float bf16_naive_row_dsum(const attn_params *p, const bf16_bwd_head *h, size_t i)
+{
+    float m = -INFINITY, l = 0.0f, o[GPU_MAX_DIM] = { 0 }, dsum = 0.0f;
+    for (size_t j = 0; j < p->nk; j++) {
+        float s = 0.0f;
+        for (size_t c = 0; c < p->d; c++) s += h->q[i * p->d + c] * h->k[j * p->d + c];
+        h->w[j] = attn_visible(p, i, j) ? s * p->scale : -INFINITY;
+        m = fmaxf(m, h->w[j]);
+    }
+    for (size_t j = 0; j < p->nk; j++) l += h->w[j] = m == -INFINITY ? 0.0f : expf(h->w[j] - m);
+    for (size_t j = 0; j < p->nk; j++) h->w[j] = l > 0 ? h->w[j] / l : 0.0f;
+    for (size_t j = 0; j < p->nk; j++)
+        for (size_t c = 0; c < p->d; c++) o[c] += bf16_rounded(h->w[j]) * h->v[j * p->d + c];
+    for (size_t c = 0; c < p->d; c++) dsum += h->dout[i * p->d + c] * o[c];
+    return dsum;
+}
+
+static void bf16_naive_row_backward(const attn_params *p, const bf16_bwd_head *h, size_t i)
+{
+    const float dsum = bf16_naive_row_dsum(p, h, i);
+    const float *dout = h->dout16 + i * p->d;
+    for (size_t j = 0; j < p->nk; j++) {
+        float dp = 0.0f;
+        for (size_t c = 0; c < p->d; c++) dp += dout[c] * h->v[j * p->d + c];
+        h->ds[j] = bf16_rounded(h->w[j] * (dp - dsum));
+    }
+    for (size_t j = 0; j < p->nk; j++)
+        for (size_t c = 0; c < p->d; c++) {
+            h->dq[i * p->d + c] += h->ds[j] * h->k[j * p->d + c];
+            h->dk[j * p->d + c] += h->ds[j] * h->q[i * p->d + c];
+            h->dv[j * p->d + c] += bf16_rounded(h->w[j]) * dout[c];
+        }
+    for (size_t c = 0; c < p->d; c++) h->dq[i * p->d + c] *= p->scale;
+}
+
+void gpu_bf16_naive_backward_error(const attn_params *p, const float *q, const float *k,
+                                   const float *v, const float *dout,
+                                   double *const exact[3], double error[3])
+{
+    const size_t heads = p->batch * p->heads, qn = heads * p->nq * p->d,
+                 kn = heads * p->nk * p->d, count[3] = { qn, kn, kn };
+    float *r[4] = { bf16_rounded_copy(q, qn), bf16_rounded_copy(k, kn),
+                    bf16_rounded_copy(v, kn), bf16_rounded_copy(dout, qn) };
+    float *grad[3] = { fa_alloc(fa_mul(qn, 4)), fa_alloc(fa_mul(kn, 4)), fa_alloc(fa_mul(kn, 4)) },
+          *work = fa_alloc(fa_mul(2 * p->nk, sizeof(float)));
+    memset(grad[0], 0, qn * sizeof(float));
+    memset(grad[1], 0, kn * sizeof(float));
+    memset(grad[2], 0, kn * sizeof(float));
+    for (size_t e = 0; e < heads; e++) {
+        const size_t qh = e * p->nq * p->d, kh = e * p->nk * p->d;
+        const bf16_bwd_head h = { r[0] + qh, r[1] + kh, r[2] + kh, dout + qh, r[3] + qh,
+                                  grad[0] + qh, grad[1] + kh, grad[2] + kh, work, work + p->nk };
+        for (size_t i = 0; i < p->nq; i++) bf16_naive_row_backward(p, &h, i);
+    }
+    for (size_t e = 0; e < kn; e++) grad[1][e] *= p->scale;
+    for (int g = 0; g < 3; g++) error[g] = max_abs_diff_fd(grad[g], exact[g], count[g]);
+    for (int g = 0; g < 4; g++) fa_free(r[g]);
+    for (int g = 0; g < 3; g++) fa_free(grad[g]);
+    fa_free(work);
 }
 

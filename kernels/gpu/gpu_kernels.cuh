@@ -51,7 +51,7 @@ typedef struct {
     int causal;                /* top-left aligned, as in chapter 4 */
     float scale;
     unsigned short *q16, *k16, *v16;   /* tensor-core kernel only: the inputs in bf16 */
-    float *lse;                /* fused only, may be NULL: L = m + log l per query row */
+    float *lse;                /* fused and tensor-core, may be NULL: L = m + log l per query row */
 } gpu_args;
 
 static inline gpu_args gpu_args_for(const attn_params *p, const float *q,
@@ -282,13 +282,15 @@ typedef struct {
     unsigned nq, nk, d, heads;           /* heads counts batch x heads */
     int causal;
     float scale;
+    const unsigned short *q16, *k16, *v16, *dout16;   /* tensor-core backward only: bf16 */
 } gpu_bwd_args;
 
 static inline gpu_bwd_args gpu_bwd_sizes(const attn_params *p)
 {
     gpu_bwd_args a = { NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
                        (unsigned)p->nq, (unsigned)p->nk, (unsigned)p->d,
-                       (unsigned)(p->batch * p->heads), p->causal ? 1 : 0, p->scale };
+                       (unsigned)(p->batch * p->heads), p->causal ? 1 : 0, p->scale,
+                       NULL, NULL, NULL, NULL };
     return a;
 }
 
@@ -702,7 +704,7 @@ static __device__ __forceinline__ void gpu_tc_softmax_row(gpu_tc_rows *st, float
     for (unsigned n = 0; n < width / 8; n++) { st->acc[n][2 * h] *= alpha; st->acc[n][2 * h + 1] *= alpha; }
 }
 
-static __device__ __forceinline__ void gpu_tc_add_pv(gpu_tc_rows *st, float p[][4],
+static __device__ __forceinline__ void gpu_tc_add_pv(float acc[][4], float p[][4],
     const unsigned short *vs, unsigned lane, const unsigned width)
 {
     const unsigned pitch = GPU_TC_PITCH(width);
@@ -717,8 +719,8 @@ static __device__ __forceinline__ void gpu_tc_add_pv(gpu_tc_rows *st, float p[][
         for (unsigned n = 0; n < width / 8; n += 2) {
             unsigned b[4];
             gpu_ldmatrix_x4_trans(b, row + 16 * kk * pitch + 8 * n);
-            gpu_mma_bf16(st->acc[n], a, b, st->acc[n]);
-            gpu_mma_bf16(st->acc[n + 1], a, b + 2, st->acc[n + 1]);
+            gpu_mma_bf16(acc[n], a, b, acc[n]);
+            gpu_mma_bf16(acc[n + 1], a, b + 2, acc[n + 1]);
         }
     }
 }
@@ -732,7 +734,7 @@ static __device__ __forceinline__ void gpu_tc_fold_tile(gpu_tc_rows *st, gpu_arg
     gpu_tc_mask(s, a, k0, q0, row0, lane);
     gpu_tc_softmax_row(st, s, 0, a.scale * GPU_LOG2E, width);
     gpu_tc_softmax_row(st, s, 1, a.scale * GPU_LOG2E, width);
-    gpu_tc_add_pv(st, s, stage + GPU_TC_BLOCK_K * GPU_TC_PITCH(width), lane, width);
+    gpu_tc_add_pv(st->acc, s, stage + GPU_TC_BLOCK_K * GPU_TC_PITCH(width), lane, width);
 }
 
 static __device__ __forceinline__ void gpu_tc_finish(const gpu_tc_rows *st, gpu_args a,
@@ -745,6 +747,9 @@ static __device__ __forceinline__ void gpu_tc_finish(const gpu_tc_rows *st, gpu_
         l += __shfl_xor_sync(0xffffffffu, l, 1);
         l += __shfl_xor_sync(0xffffffffu, l, 2);
         const unsigned i = row0 + 8 * h;
+        if (a.lse && lane % 4 == 0 && i < a.nq)
+            a.lse[(size_t)blockIdx.y * a.nq + i] =
+                st->m[h] == -INFINITY ? -INFINITY : st->m[h] / GPU_LOG2E + logf(l);
         GPU_UNROLL
         for (unsigned n = 0; n < width / 8; n++) {
             const unsigned c = 8 * n + 2 * (lane % 4);
@@ -806,6 +811,218 @@ __global__ void gpu_ldmatrix_check(gpu_ldmatrix_args x)
     __syncthreads();
     gpu_ldmatrix_x4(x.out + lane * 8, rows + lane * 8);
     gpu_ldmatrix_x4_trans(x.out + lane * 8 + 4, rows + lane * 8);
+}
+
+enum { GPU_TCB_DS_PITCH = GPU_TC_BLOCK_Q + GPU_TC_PAD };   /* a row of dS^T, padded */
+
+static inline size_t gpu_tcb_shared_bytes(unsigned width)
+{
+    return (4 * GPU_TC_BLOCK_K * GPU_TC_PITCH(width) + GPU_TC_BLOCK_K * GPU_TCB_DS_PITCH)
+           * sizeof(unsigned short);
+}
+
+#ifdef __CUDACC__
+#define GPU_TCB_TILES extern __shared__ __align__(16) unsigned short gpu_tcb_tiles[]
+#else
+#define GPU_TCB_TILES static _Alignas(16) unsigned short gpu_tcb_tiles[4 * GPU_TC_BLOCK_K \
+    * (GPU_MAX_DIM + GPU_TC_PAD) + GPU_TC_BLOCK_K * GPU_TCB_DS_PITCH]
+#endif
+
+static __device__ __forceinline__ void gpu_tcb_product(float s[][4], const unsigned short *as,
+    const unsigned short *bs, unsigned lane, const unsigned width)
+{
+    const unsigned pitch = GPU_TC_PITCH(width);
+    const unsigned short *arow = as + (lane % 8 + 8 * (lane / 8 % 2)) * pitch + 8 * (lane / 16);
+    const unsigned short *brow = bs + (lane % 8 + 8 * (lane / 16)) * pitch + 8 * (lane / 8 % 2);
+    GPU_UNROLL
+    for (unsigned n = 0; n < GPU_TC_BLOCK_Q / 8; n++) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
+    GPU_UNROLL
+    for (unsigned kk = 0; kk < width / 16; kk++) {
+        unsigned af[4];
+        gpu_ldmatrix_x4(af, arow + 16 * kk);
+        GPU_UNROLL
+        for (unsigned n = 0; n < GPU_TC_BLOCK_Q / 8; n += 2) {
+            unsigned b[4];
+            gpu_ldmatrix_x4(b, brow + 8 * n * pitch + 16 * kk);
+            gpu_mma_bf16(s[n], af, b, s[n]);
+            gpu_mma_bf16(s[n + 1], af, b + 2, s[n + 1]);
+        }
+    }
+}
+
+static __device__ __forceinline__ void gpu_tcb_load_rows(float rows[2][GPU_TC_BLOCK_Q],
+                                                         gpu_bwd_args a, unsigned q0)
+{
+    const unsigned r = threadIdx.x % GPU_TC_BLOCK_Q, i = q0 + r;
+    const size_t at = (size_t)blockIdx.y * a.nq + i;
+    if (threadIdx.x < GPU_TC_BLOCK_Q) rows[0][r] = i < a.nq ? a.lse[at] * GPU_LOG2E : INFINITY;
+    else rows[1][r] = i < a.nq ? a.dsum[at] : 0.0f;
+}
+
+static __device__ __forceinline__ void gpu_tcb_probabilities(float s[][4],
+    float rows[2][GPU_TC_BLOCK_Q], gpu_bwd_args a, unsigned q0, unsigned k0, unsigned key0,
+    unsigned lane)
+{
+    const float c = a.scale * GPU_LOG2E;
+    const bool edge = k0 + GPU_TC_BLOCK_K > a.nk || (a.causal && k0 + GPU_TC_BLOCK_K > q0 + 1);
+    GPU_UNROLL
+    for (unsigned n = 0; n < GPU_TC_BLOCK_Q / 8; n++) {
+        GPU_UNROLL
+        for (unsigned e = 0; e < 4; e++) {
+            const unsigned col = 8 * n + 2 * (lane % 4) + e % 2, j = key0 + 8 * (e / 2);
+            const bool seen = !edge || (j < a.nk && !(a.causal && j > q0 + col));
+            s[n][e] = seen ? gpu_ex2(fmaf(s[n][e], c, -rows[0][col])) : 0.0f;
+        }
+    }
+}
+
+static __device__ __forceinline__ void gpu_tcb_ds(float dp[][4], float p[][4],
+                                                  float rows[2][GPU_TC_BLOCK_Q], unsigned lane)
+{
+    GPU_UNROLL
+    for (unsigned n = 0; n < GPU_TC_BLOCK_Q / 8; n++) {
+        GPU_UNROLL
+        for (unsigned e = 0; e < 4; e++)
+            dp[n][e] = p[n][e] * (dp[n][e] - rows[1][8 * n + 2 * (lane % 4) + e % 2]);
+    }
+}
+
+static __device__ __forceinline__ void gpu_store_bf16x2(unsigned short *p, unsigned pair)
+{
+#ifdef __CUDACC__
+    *(unsigned *)p = pair;
+#else
+    p[0] = (unsigned short)pair;
+    p[1] = (unsigned short)(pair >> 16);
+#endif
+}
+
+static __device__ __forceinline__ void gpu_tcb_store_ds(unsigned short *dst, float ds[][4],
+                                                        unsigned warp, unsigned lane)
+{
+    GPU_UNROLL
+    for (unsigned n = 0; n < GPU_TC_BLOCK_Q / 8; n++) {
+        GPU_UNROLL
+        for (unsigned h = 0; h < 2; h++)
+            gpu_store_bf16x2(dst + (16 * warp + lane / 4 + 8 * h) * GPU_TCB_DS_PITCH + 8 * n
+                             + 2 * (lane % 4), gpu_pack_bf16x2(ds[n][2 * h], ds[n][2 * h + 1]));
+    }
+}
+
+static __device__ __forceinline__ void gpu_tcb_fold_tile(float dk[][4], float dv[][4],
+    gpu_bwd_args a, unsigned short *tiles, float rows[2][GPU_TC_BLOCK_Q], unsigned q0,
+    unsigned k0, unsigned warp, unsigned lane, const unsigned width)
+{
+    const unsigned pitch = GPU_TC_PITCH(width), tile = GPU_TC_BLOCK_K * pitch;
+    const unsigned short *ks = tiles, *vs = ks + tile, *qs = vs + tile, *dos = qs + tile;
+    float p[GPU_TC_BLOCK_Q / 8][4], ds[GPU_TC_BLOCK_Q / 8][4];
+    gpu_tcb_product(ds, vs + 16 * warp * pitch, dos, lane, width);        /* dP^T = V dO^T */
+    gpu_tcb_product(p, ks + 16 * warp * pitch, qs, lane, width);          /* S^T = K Q^T */
+    gpu_tcb_probabilities(p, rows, a, q0, k0, k0 + 16 * warp + lane / 4, lane);
+    gpu_tc_add_pv(dv, p, dos, lane, width);                            /* dV += P^T dO */
+    gpu_tcb_ds(ds, p, rows, lane);
+    gpu_tc_add_pv(dk, ds, qs, lane, width);                            /* dK += dS^T Q */
+    gpu_tcb_store_ds(tiles + 4 * tile, ds, warp, lane);
+}
+
+static __device__ __forceinline__ void gpu_tcb_add_dq(gpu_bwd_args a,
+    const unsigned short *dst, const unsigned short *ks, unsigned q0, unsigned warp,
+    unsigned lane, const unsigned width)
+{
+    const unsigned pitch = GPU_TC_PITCH(width), i0 = q0 + 16 * warp + lane / 4;
+    const unsigned short *row = ks + (lane % 8 + 8 * (lane / 8 % 2)) * pitch + 8 * (lane / 16);
+    float *dq = a.dq + (size_t)blockIdx.y * a.nq * a.d;
+    unsigned af[GPU_TC_BLOCK_K / 16][4];
+    GPU_UNROLL
+    for (unsigned kk = 0; kk < GPU_TC_BLOCK_K / 16; kk++)
+        gpu_ldmatrix_x4_trans(af[kk], dst + (16 * kk + lane % 8 + 8 * (lane / 16)) * GPU_TCB_DS_PITCH
+                                      + 16 * warp + 8 * (lane / 8 % 2));
+    GPU_UNROLL
+    for (unsigned n = 0; n < width / 8; n += 2) {
+        float acc[2][4] = { { 0.0f, 0.0f, 0.0f, 0.0f }, { 0.0f, 0.0f, 0.0f, 0.0f } };
+        GPU_UNROLL
+        for (unsigned kk = 0; kk < GPU_TC_BLOCK_K / 16; kk++) {
+            unsigned b[4];
+            gpu_ldmatrix_x4_trans(b, row + 16 * kk * pitch + 8 * n);
+            gpu_mma_bf16(acc[0], af[kk], b, acc[0]);
+            gpu_mma_bf16(acc[1], af[kk], b + 2, acc[1]);
+        }
+        GPU_UNROLL
+        for (unsigned e = 0; e < 8; e++) {
+            const unsigned i = i0 + 8 * (e % 4 / 2), c = 8 * (n + e / 4) + 2 * (lane % 4) + e % 2;
+            if (i < a.nq && c < a.d) atomicAdd(&dq[(size_t)i * a.d + c], a.scale * acc[e / 4][e % 4]);
+        }
+    }
+}
+
+static __device__ __forceinline__ void gpu_tcb_store_keys(float *out, float acc[][4],
+    gpu_bwd_args a, unsigned key0, float factor, unsigned lane, const unsigned width)
+{
+    GPU_UNROLL
+    for (unsigned h = 0; h < 2; h++) {
+        const unsigned j = key0 + 8 * h;
+        GPU_UNROLL
+        for (unsigned n = 0; n < width / 8; n++) {
+            const unsigned c = 8 * n + 2 * (lane % 4);
+            if (j >= a.nk || c >= a.d) continue;
+            out[(size_t)j * a.d + c] = factor * acc[n][2 * h];
+            out[(size_t)j * a.d + c + 1] = factor * acc[n][2 * h + 1];
+        }
+    }
+}
+
+static __device__ __forceinline__ void gpu_cp_async_wait_all(void)
+{
+#ifdef __CUDACC__
+    asm volatile("cp.async.wait_all;" ::: "memory");
+#else
+    emu_cp_async_wait(0);
+#endif
+}
+
+static __device__ __forceinline__ void gpu_tc_backward_body(gpu_bwd_args a,
+                                                            const unsigned width)
+{
+    GPU_TCB_TILES;
+    __shared__ float rows[2][GPU_TC_BLOCK_Q];   /* the tile's L log2(e) and D */
+    const unsigned lane = threadIdx.x % GPU_WARP, warp = threadIdx.x / GPU_WARP;
+    const unsigned k0 = blockIdx.x * GPU_TC_BLOCK_K, first = a.causal ? k0 : 0;
+    const unsigned tile = GPU_TC_BLOCK_K * GPU_TC_PITCH(width);
+    const size_t head = blockIdx.y;
+    float dk[GPU_MAX_DIM / 8][4], dv[GPU_MAX_DIM / 8][4];
+    GPU_UNROLL
+    for (unsigned n = 0; n < width / 8; n++) {
+        GPU_UNROLL
+        for (unsigned e = 0; e < 4; e++) dk[n][e] = dv[n][e] = 0.0f;
+    }
+    if (first < a.nq) {
+        gpu_tc_load_tile(gpu_tcb_tiles, a.k16 + head * a.nk * a.d, k0, a.nk, a.d, width);
+        gpu_tc_load_tile(gpu_tcb_tiles + tile, a.v16 + head * a.nk * a.d, k0, a.nk, a.d, width);
+    }
+    for (unsigned q0 = first; q0 < a.nq; q0 += GPU_TC_BLOCK_Q) {
+        __syncthreads();
+        gpu_tc_load_tile(gpu_tcb_tiles + 2 * tile, a.q16 + head * a.nq * a.d, q0, a.nq, a.d, width);
+        gpu_tc_load_tile(gpu_tcb_tiles + 3 * tile, a.dout16 + head * a.nq * a.d, q0, a.nq, a.d, width);
+        gpu_cp_async_commit();
+        gpu_tcb_load_rows(rows, a, q0);
+        gpu_cp_async_wait_all();
+        __syncthreads();
+        gpu_tcb_fold_tile(dk, dv, a, gpu_tcb_tiles, rows, q0, k0, warp, lane, width);
+        __syncthreads();
+        gpu_tcb_add_dq(a, gpu_tcb_tiles + 4 * tile, gpu_tcb_tiles, q0, warp, lane, width);
+    }
+    const unsigned key0 = k0 + 16 * warp + lane / 4;
+    gpu_tcb_store_keys(a.dk + head * a.nk * a.d, dk, a, key0, a.scale, lane, width);
+    gpu_tcb_store_keys(a.dv + head * a.nk * a.d, dv, a, key0, 1.0f, lane, width);
+}
+
+__global__ void gpu_tc_backward_64(gpu_bwd_args a) { gpu_tc_backward_body(a, 64); }
+__global__ void gpu_tc_backward_128(gpu_bwd_args a) { gpu_tc_backward_body(a, 128); }
+
+static inline gpu_shape gpu_tcb_shape(gpu_bwd_args a)
+{
+    gpu_shape s = { gpu_blocks_for(a.nk, GPU_TC_BLOCK_K), a.heads, GPU_TC_THREADS };
+    return s;
 }
 
 #endif
