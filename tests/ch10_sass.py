@@ -24,11 +24,11 @@ KERNELS = {                   # name: (mangled name, threads, dynamic shared byt
     "fused_forward": ("_Z17gpu_fused_forward8gpu_args", 128, 0, None),
     "bwd_keys": ("_Z12gpu_bwd_keys12gpu_bwd_args", 128, 0, None),
     "tc_backward_64": ("_Z18gpu_tc_backward_6412gpu_bwd_args", 128,
-                       (4 * 64 * (64 + 8) + 64 * 72) * 2, None),
+                       (4 * 64 * (64 + 8) + 64 * 72) * 2, 64),
     "tc_backward_128": ("_Z19gpu_tc_backward_12812gpu_bwd_args", 128,
-                        (4 * 64 * (128 + 8) + 64 * 72) * 2, None),
+                        (4 * 64 * (128 + 8) + 64 * 72) * 2, 128),
 }
-CLASSES = ("HMMA", "LDSM", "LDGSTS", "MUFU")
+CLASSES = ("HMMA", "LDSM", "LDGSTS", "MUFU", "RED")
 
 def read_sass(text):
     """{arch: {function: [(address, opcode, operands)]}} from cuobjdump -sass."""
@@ -92,9 +92,10 @@ def main_loop(code):
     return best[1] if best else None
 
 def tile_path(body):
-    """The instructions a warp issues for an interior key tile: of the paths through
-    the loop body, the one that issues the next tile's copies (most LDGSTS) and,
-    among those, the shortest (no mask to apply)."""
+    """The instructions a warp issues for an interior tile: of the paths through
+    the loop body, the one that issues the next tile's copies (most LDGSTS), does
+    all of its exponentials and atomic adds, and among those is the shortest
+    (no mask to apply)."""
     start, end = body[0][0], body[-1][0]
     leaders = {start}
     for k, ins in enumerate(body):
@@ -111,7 +112,7 @@ def tile_path(body):
         cur.append(ins)
     blocks.append(cur)
     index = {b[0][0]: n for n, b in enumerate(blocks)}
-    best = {0: ((sum(x[2].startswith("LDGSTS") for x in blocks[0]), -len(blocks[0])), [0])}
+    best = {0: (path_score(blocks[0]), [0])}
     for n, b in enumerate(blocks):
         if n not in best or b[-1][0] == end:
             continue
@@ -123,12 +124,18 @@ def tile_path(body):
             succ.append(index[t])
         for s in succ:
             sb = blocks[s]
-            score = (best[n][0][0] + sum(x[2].startswith("LDGSTS") for x in sb),
-                     best[n][0][1] - len(sb))
+            score = tuple(a + b for a, b in zip(best[n][0], path_score(sb)))
             if s not in best or score > best[s][0]:
                 best[s] = (score, best[n][1] + [s])
     final = index[max(k for k in index if k <= end)]
     return [ins for n in best[final][1] for ins in blocks[n]]
+
+
+
+def path_score(block):
+    """What a block adds to a path, compared in this order: copies, work, brevity."""
+    return (sum(x[2].startswith("LDGSTS") for x in block),
+            sum(x[2].startswith(("MUFU", "RED")) for x in block), -len(block))
 
 def smem_bytes(ins):
     """Bytes a warp reads from shared memory with one instruction."""
@@ -191,6 +198,19 @@ def tile_budget(w):
     """What the algorithm asks of a warp per key tile of 64 keys at width w."""
     return {"HMMA": w, "LDSM": w // 2, "LDGSTS": w // 8, "MUFU": 2 * 16 + 2}
 
+BUDGETS["tc_backward_64"]["rest"] = {"sm_80": 1009, "sm_90": 967}
+BUDGETS["tc_backward_128"]["rest"] = {"sm_80": 1586, "sm_90": 1601}
+
+
+def backward_tile_budget(w):
+    """What the algorithm asks of a warp per query tile of 64 queries at width w."""
+    return {"HMMA": 5 * w // 2, "LDSM": 5 * w // 4 + 2 * (w // 16) + 4, "LDGSTS": w // 8,
+            "MUFU": 16 * 64 // 32, "RED": w // 2}
+
+
+def budget_per_tile(kernel, w):
+    return backward_tile_budget(w) if kernel.startswith("tc_backward") else tile_budget(w)
+
 def verdicts(rows):
     """(ok, text) for every budget of every row."""
     out = []
@@ -201,13 +221,14 @@ def verdicts(rows):
         out.append((r["blocks"] >= b["blocks"], "%s: %d blocks per SM >= %d"
                     % (name, r["blocks"], b["blocks"])))
         if r["width"]:
-            for c, want in tile_budget(r["width"]).items():
+            for c, want in budget_per_tile(r["kernel"], r["width"]).items():
                 out.append((r[c] == want, "%s: %d %s per tile == %d" % (name, r[c], c, want)))
             rest = b["rest"][r["arch"]]
             out.append((r["rest"] <= rest, "%s: %d other instructions per tile <= %d"
                         % (name, r["rest"], rest)))
-            out.append((r["smem_per_mma"] <= SMEM_PER_MMA, "%s: %.0f shared bytes per MMA <= %d"
-                        % (name, r["smem_per_mma"], SMEM_PER_MMA)))
+            if r["kernel"].startswith("tc_forward"):
+                out.append((r["smem_per_mma"] <= SMEM_PER_MMA, "%s: %.0f shared bytes per MMA <= %d"
+                            % (name, r["smem_per_mma"], SMEM_PER_MMA)))
     return out
 
 PEAK = 989.4              # TFLOP/s, dense bf16, H100/H200 SXM datasheet
