@@ -79,6 +79,8 @@ static void ch10_run_tc_backward(bool cuda, const attn_params *p, const float *c
                                  float *const out[4]);
 static void ch10_report_backward(report *r, const attn_params *p, const ch10_bwd_run runs[2]);
 static void ch10_bench_backward(const ch10_options *o, report *r);
+static double ch10_time_tc_backward(const ch10_options *o, const attn_params *p,
+                                    ch10_bwd_tensors *x);
 static void ch10_require_shape_of_q(const tensor *dout, const tensor *q);
 static void ch10_apply_file_options(const ch10_options *o, attn_params *p);
 static size_t ch10_seeded_bytes(const ch10_options *o);
@@ -785,10 +787,11 @@ static void ch10_report_backward(report *r, const attn_params *p, const ch10_bwd
 static void ch10_bench_backward(const ch10_options *o, report *r)
 {
     static const char *const columns[] = { "d", "N", "causal", "backward ms",
-                                           "backward TFLOP/s", NULL };
-    table *t = report_table(r, "bench_bwd", "fp32 backward on the device", columns);
+                                           "backward TFLOP/s", "tensor cores ms",
+                                           "tensor cores TFLOP/s", NULL };
+    table *t = report_table(r, "bench_bwd", "the backward on the device: fp32, then bf16 tensor cores", columns);
     FILE *data = o->data_dir ? data_file(o->data_dir, "ch10_bench_bwd.dat") : NULL;
-    if (data) fprintf(data, "# d N causal bwd_ms bwd_tflops\n");
+    if (data) fprintf(data, "# d N causal bwd_ms bwd_tflops tc_ms tc_tflops (nan: not run)\n");
     for (size_t d = 64; d <= 128; d *= 2) {
         attn_params p = attn_default(1, 2048 / d, 16384, 16384, d);
         ch10_bwd_tensors x = ch10_bwd_tensors_new(&p, (uint32_t)o->seed);
@@ -801,13 +804,32 @@ static void ch10_bench_backward(const ch10_options *o, report *r)
                 if (gpu_backward_cuda(&p, x.x[0], x.x[1], x.x[2], x.x[3], x.x[4], x.x[5], x.x[6],
                                       x.x[7], (int)o->repeats, &ms, why) != 0)
                     die_usage(PROGRAM, "cuda: %s", why);
-                const double tflops = 2.5 * ch10_flops(&p) / 1e9 / ms;
-                table_rowf(t, "%zu|%zu|%s|%.3f|%.1f", d, n, causal ? "yes" : "no", ms, tflops);
-                if (data) fprintf(data, "%zu %zu %d %.6f %.6f\n", d, n, causal, ms, tflops);
+                const double gflop = 2.5 * ch10_flops(&p) / 1e9, tc_ms = ch10_time_tc_backward(o, &p, &x);
+                char tc[2][32] = { "n/a", "n/a" };
+                if (tc_ms > 0) {
+                    snprintf(tc[0], sizeof tc[0], "%.3f", tc_ms);
+                    snprintf(tc[1], sizeof tc[1], "%.1f", gflop / tc_ms);
+                }
+                table_rowf(t, "%zu|%zu|%s|%.3f|%.1f|%s|%s", d, n, causal ? "yes" : "no", ms,
+                           gflop / ms, tc[0], tc[1]);
+                if (data) fprintf(data, "%zu %zu %d %.6f %.6f %.6f %.6f\n", d, n, causal, ms, gflop / ms,
+                                  tc_ms > 0 ? tc_ms : NAN, tc_ms > 0 ? gflop / tc_ms : NAN);
             }
         ch10_bwd_tensors_free(&x);
     }
     if (data) data_close(data);
+}
+
+static double ch10_time_tc_backward(const ch10_options *o, const attn_params *p,
+                                    ch10_bwd_tensors *x)
+{
+    double ms = 0.0;
+    char why[256];
+    if (gpu_backward_tc_cuda(p, x->x[0], x->x[1], x->x[2], x->x[3], x->x[4], x->x[5], x->x[6],
+                             x->x[7], (int)o->repeats, &ms, why) == 0)
+        return ms;
+    fprintf(stderr, "%s: tensor-core backward not timed: %s\n", PROGRAM, why);
+    return 0.0;
 }
 
 int main(int argc, char **argv)
