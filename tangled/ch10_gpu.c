@@ -56,7 +56,7 @@ typedef struct {
 
 static void ch10_report_tc(report *r, bool cuda, const attn_params *p, const tensor qkv[3]);
 void ch10_measure_tc(bool cuda, const attn_params *p, const tensor qkv[3], ch10_tc_runs *runs);
-static void ch10_report_ldmatrix(report *r, bool cuda, const emu_counts *c);
+static void ch10_report_ldmatrix(report *r, bool cuda, const emu_counts *c, size_t d);
 unsigned ch10_tc_shared_loads(unsigned width, bool ldmatrix);
 ch10_options ch10_defaults(void);
 bool ch10_use_cuda(const char *device);
@@ -365,7 +365,7 @@ static void ch10_report_tc(report *r, bool cuda, const attn_params *p, const ten
     snprintf(b, sizeof b, "%.2f", fmax(runs.error[0] / runs.bf16_naive[0],
                                        runs.error[1] / runs.bf16_naive[1]));
     report_fact_labeled(r, "tc_ratio", "tensor-core kernel: largest ratio to plain bf16", b);
-    ch10_report_ldmatrix(r, cuda, &runs.counts);
+    ch10_report_ldmatrix(r, cuda, &runs.counts, p->d);
 }
 
 unsigned ch10_tc_shared_loads(unsigned width, bool ldmatrix)
@@ -373,7 +373,7 @@ unsigned ch10_tc_shared_loads(unsigned width, bool ldmatrix)
     return ldmatrix ? width / 4 + width / 4 : width + 2 * width;
 }
 
-static void ch10_report_ldmatrix(report *r, bool cuda, const emu_counts *c)
+static void ch10_report_ldmatrix(report *r, bool cuda, const emu_counts *c, size_t d)
 {
     char b[64];
     static const unsigned widths[2] = { 64, 128 };
@@ -387,7 +387,7 @@ static void ch10_report_ldmatrix(report *r, bool cuda, const emu_counts *c)
         report_fact_labeled(r, key, label, fmt_int(b, ch10_tc_shared_loads(widths[w], true)));
     }
     if (cuda) snprintf(b, sizeof b, "not counted on a GPU");
-    else snprintf(b, sizeof b, "%g", gpu_tc_ldmatrix_per_warp_tile(c));
+    else snprintf(b, sizeof b, "%g", gpu_tc_ldmatrix_per_warp_tile(c, (unsigned)d));
     report_fact_labeled(r, "tc_ldmatrix_per_tile", "ldmatrix per warp and key tile", b);
     {
         unsigned short m[256];

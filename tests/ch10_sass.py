@@ -20,7 +20,7 @@ RESERVED_SMEM = 1024          # per block, kept by the CUDA runtime
 REG_UNIT = 256                # registers are given to a warp in units of 256
 KERNELS = {                   # name: (mangled name, threads, dynamic shared bytes, width)
     "tc_forward_64": ("_Z17gpu_tc_forward_648gpu_args", 128, 2 * 2 * 64 * (64 + 8) * 2, 64),
-    "tc_forward_128": ("_Z18gpu_tc_forward_1288gpu_args", 128, 2 * 2 * 64 * (128 + 8) * 2, 128),
+    "tc_forward_128": ("_Z18gpu_tc_forward_1288gpu_args", 256, 2 * 2 * 64 * (128 + 8) * 2, 128),
     "fused_forward": ("_Z17gpu_fused_forward8gpu_args", 128, 0, None),
     "bwd_keys": ("_Z12gpu_bwd_keys12gpu_bwd_args", 128, 0, None),
     "tc_backward_64": ("_Z18gpu_tc_backward_6412gpu_bwd_args", 128,
@@ -185,7 +185,7 @@ BUDGETS = {
     # registers at most, blocks per SM at least; for tc_forward_*: the rest
     # per key tile at most, on sm_80 and sm_90
     "tc_forward_64": {"regs": 168, "blocks": 3, "rest": {"sm_80": 266, "sm_90": 274}},
-    "tc_forward_128": {"regs": 255, "blocks": 2, "rest": {"sm_80": 317, "sm_90": 334}},
+    "tc_forward_128": {"regs": 255, "blocks": 1, "rest": {"sm_80": 293, "sm_90": 307}},
     "fused_forward": {"regs": 255, "blocks": 2},
     "bwd_keys": {"regs": 255, "blocks": 2},
     "tc_backward_64": {"regs": 255, "blocks": 2},
@@ -196,7 +196,7 @@ SMEM_PER_MMA = 272        # bytes of shared memory a warp reads per HMMA, at mos
 
 def tile_budget(w):
     """What the algorithm asks of a warp per key tile of 64 keys at width w."""
-    return {"HMMA": w, "LDSM": w // 2, "LDGSTS": w // 8, "MUFU": 2 * 16 + 2}
+    return {"HMMA": w, "LDSM": w // 2, "LDGSTS": 8, "MUFU": 2 * 16 + 2}
 
 BUDGETS["tc_backward_64"]["rest"] = {"sm_80": 1009, "sm_90": 967}
 BUDGETS["tc_backward_128"]["rest"] = {"sm_80": 1586, "sm_90": 1601}

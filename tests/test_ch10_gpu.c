@@ -359,6 +359,7 @@ Test(tc, three_key_tiles_two_heads)
 {
     check_tc(2, 130, 150, 64, false);
     check_tc(2, 130, 150, 64, true);
+    check_tc(2, 200, 150, 128, true);
 }
 
 Test(tc, head_dimensions_below_the_width)
@@ -395,23 +396,25 @@ static emu_counts tc_counts_by_formula(size_t heads, size_t nq, size_t nk, size_
                                        bool causal)
 {
     const size_t width = d <= 64 ? 64 : 128, elements = heads * (nq > nk ? nq : nk) * d;
-    emu_counts c = { .launches = 2, .threads = 256 + 128, .blocks = (elements + 255) / 256 };
-    for (size_t q0 = 0; q0 < nq; q0 += 64) {
-        const size_t key_end = causal && q0 + 64 < nk ? q0 + 64 : nk;
+    emu_counts c = { .launches = 2, .threads = 256 + 2 * width, .blocks = (elements + 255) / 256 };
+    for (size_t q0 = 0; q0 < nq; q0 += width) {
+        const size_t key_end = causal && q0 + width < nk ? q0 + width : nk;
         const size_t tiles = (key_end + 63) / 64;
         c.blocks += heads;
         c.block_barriers += heads * 2 * tiles;
-        c.warp_meetings += heads * 4 * (tiles * (3 * width + 4) + 4);
-        c.ldmatrix += heads * 4 * tiles * width / 2;
+        c.warp_meetings += heads * width / 16 * (tiles * (3 * width + 4) + 4);
+        c.ldmatrix += heads * width / 16 * tiles * width / 2;
     }
     return c;
 }
 
 Test(tc, counts_match_the_formulas)
 {
-    for (int causal = 0; causal < 2; causal++) {
-        gpu_problem pr = gpu_problem_new(1, 150, 200, 16, causal, 1);
-        emu_counts got = { 0 }, want = tc_counts_by_formula(1, 150, 200, 16, causal);
+    for (int run = 0; run < 4; run++) {
+        const bool causal = run % 2;
+        const size_t d = run < 2 ? 16 : 128;
+        gpu_problem pr = gpu_problem_new(1, 150, 200, d, causal, 1);
+        emu_counts got = { 0 }, want = tc_counts_by_formula(1, 150, 200, d, causal);
         run_emulated(&pr, GPU_TC, &got);
         cr_assert(got.launches == want.launches && got.blocks == want.blocks &&
                   got.threads == want.threads, "causal=%d", causal);

@@ -67,7 +67,7 @@ void gpu_ldmatrix_emulated(const unsigned short m[256], unsigned out[256]);
 int  gpu_ldmatrix_cuda(const unsigned short m[256], unsigned out[256], char why[256]);
 
 /* ldmatrix instructions per warp and key tile, from a tensor-core run's counts */
-double gpu_tc_ldmatrix_per_warp_tile(const emu_counts *c);
+double gpu_tc_ldmatrix_per_warp_tile(const emu_counts *c, unsigned d);
 
 void gpu_ldmatrix_test_input(unsigned short m[256]);
 int  gpu_ldmatrix_exact_count(const unsigned short m[256], const unsigned out[256]);

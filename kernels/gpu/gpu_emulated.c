@@ -64,9 +64,9 @@ void gpu_mma_emulated(const float *a, const float *b, const float *c, float *d)
     emu_launch((emu_dim3){ 1, 1, 1 }, (emu_dim3){ GPU_WARP, 1, 1 }, run_mma_check, &m, NULL);
 }
 
-double gpu_tc_ldmatrix_per_warp_tile(const emu_counts *c)
+double gpu_tc_ldmatrix_per_warp_tile(const emu_counts *c, unsigned d)
 {
-    const size_t warp_tiles = c->block_barriers / 2 * GPU_TC_WARPS;
+    const size_t warp_tiles = c->block_barriers / 2 * GPU_TCF_WARPS(gpu_tc_width(d));
     return warp_tiles ? (double)c->ldmatrix / (double)warp_tiles : 0.0;
 }
 

@@ -42,6 +42,10 @@ enum { GPU_WARPS = 4, GPU_THREADS = GPU_WARP * GPU_WARPS, GPU_ROWS_PER_WARP = 4,
 enum { GPU_TC_WARPS = 4, GPU_TC_THREADS = GPU_TC_WARPS * GPU_WARP, GPU_TC_ROWS = 16,
        GPU_TC_BLOCK_Q = GPU_TC_WARPS * GPU_TC_ROWS, GPU_TC_BLOCK_K = 64,
        GPU_TC_CHUNK = 8, GPU_TC_PAD = 8 };
+#define GPU_TCF_WARPS(width) ((width) / GPU_TC_ROWS)   /* the forward's blocks */
+#define GPU_TCF_THREADS(width) (GPU_TCF_WARPS(width) * GPU_WARP)
+#define GPU_TCF_BLOCK_Q(width) (GPU_TCF_WARPS(width) * GPU_TC_ROWS)
+static inline unsigned gpu_tc_width(unsigned d) { return d <= 64 ? 64 : 128; }
 
 typedef struct {
     const float *q, *k, *v;    /* (heads, nq, d) and (heads, nk, d) */
@@ -105,7 +109,8 @@ static inline gpu_shape gpu_convert_shape(gpu_args a)
 
 static inline gpu_shape gpu_tc_shape(gpu_args a)
 {
-    gpu_shape s = { gpu_blocks_for(a.nq, GPU_TC_BLOCK_Q), a.heads, GPU_TC_THREADS };
+    const unsigned width = gpu_tc_width(a.d);
+    gpu_shape s = { gpu_blocks_for(a.nq, GPU_TCF_BLOCK_Q(width)), a.heads, GPU_TCF_THREADS(width) };
     return s;
 }
 
@@ -519,7 +524,6 @@ typedef struct {
 
 #define GPU_TC_PITCH(width) ((width) + GPU_TC_PAD)   /* a tile row, padded */
 
-static inline unsigned gpu_tc_width(unsigned d) { return d <= 64 ? 64 : 128; }
 static inline size_t gpu_tc_shared_bytes(unsigned width)
 {
     return 2 * 2 * GPU_TC_BLOCK_K * GPU_TC_PITCH(width) * sizeof(unsigned short);
@@ -564,9 +568,9 @@ static __device__ __forceinline__ void gpu_cp_async_wait_all_but_one(void)
 
 static __device__ __forceinline__ void gpu_tc_copy_rows(unsigned short *to,
     const unsigned short *from, const unsigned short *src, unsigned rows_left,
-    unsigned bytes, size_t step, const unsigned width, const bool check_rows)
+    unsigned bytes, size_t step, const unsigned width, const unsigned apart,
+    const bool check_rows)
 {
-    const unsigned per_row = width / GPU_TC_CHUNK, apart = GPU_TC_THREADS / per_row;
     GPU_UNROLL
     for (unsigned it = 0; it < GPU_TC_BLOCK_K / apart; it++, from += step) {
         const bool inside = bytes && (!check_rows || it * apart < rows_left);
@@ -575,18 +579,32 @@ static __device__ __forceinline__ void gpu_tc_copy_rows(unsigned short *to,
     }
 }
 
-static __device__ __forceinline__ void gpu_tc_load_tile(unsigned short *tile,
-    const unsigned short *src, unsigned k0, unsigned nk, unsigned d, const unsigned width)
+static __device__ __forceinline__ void gpu_tc_copy_tile(unsigned short *tile,
+    const unsigned short *src, unsigned k0, unsigned nk, unsigned d, const unsigned width,
+    const unsigned threads)
 {
-    const unsigned per_row = width / GPU_TC_CHUNK, apart = GPU_TC_THREADS / per_row;
+    const unsigned per_row = width / GPU_TC_CHUNK, apart = threads / per_row;
     const unsigned r0 = threadIdx.x / per_row, c = threadIdx.x % per_row * GPU_TC_CHUNK;
     const unsigned bytes = c < d ? 16u : 0u, rows_left = k0 + r0 < nk ? nk - k0 - r0 : 0u;
     const unsigned short *from = src + (size_t)(k0 + r0) * d + c;
     unsigned short *to = tile + r0 * GPU_TC_PITCH(width) + c;
     if (k0 + GPU_TC_BLOCK_K <= nk)
-        gpu_tc_copy_rows(to, from, src, rows_left, bytes, (size_t)apart * d, width, false);
+        gpu_tc_copy_rows(to, from, src, rows_left, bytes, (size_t)apart * d, width, apart,
+                         false);
     else
-        gpu_tc_copy_rows(to, from, src, rows_left, bytes, (size_t)apart * d, width, true);
+        gpu_tc_copy_rows(to, from, src, rows_left, bytes, (size_t)apart * d, width, apart,
+                         true);
+}
+
+static __device__ __forceinline__ void gpu_tcf_load_tile(unsigned short *tile,
+    const unsigned short *src, unsigned k0, unsigned nk, unsigned d, const unsigned width)
+{
+    gpu_tc_copy_tile(tile, src, k0, nk, d, width, GPU_TCF_THREADS(width));
+}
+static __device__ __forceinline__ void gpu_tc_load_tile(unsigned short *tile,
+    const unsigned short *src, unsigned k0, unsigned nk, unsigned d, const unsigned width)
+{
+    gpu_tc_copy_tile(tile, src, k0, nk, d, width, GPU_TC_THREADS);
 }
 
 static __device__ __forceinline__ void gpu_ldmatrix_x4(unsigned r[4], const unsigned short *row)
@@ -765,11 +783,11 @@ static __device__ __forceinline__ void gpu_tc_forward_body(gpu_args a, const uns
     GPU_TC_TILES;
     const unsigned lane = threadIdx.x % GPU_WARP, warp = threadIdx.x / GPU_WARP;
     const unsigned block = a.causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
-    const unsigned q0 = block * GPU_TC_BLOCK_Q, row0 = q0 + warp * GPU_TC_ROWS + lane / 4;
+    const unsigned q0 = block * GPU_TCF_BLOCK_Q(width), row0 = q0 + warp * GPU_TC_ROWS + lane / 4;
     const unsigned pitch = GPU_TC_PITCH(width);
     const size_t head = blockIdx.y;
     const unsigned short *k = a.k16 + head * a.nk * a.d, *v = a.v16 + head * a.nk * a.d;
-    const unsigned key_end = a.causal && q0 + GPU_TC_BLOCK_Q < a.nk ? q0 + GPU_TC_BLOCK_Q : a.nk;
+    const unsigned rows = GPU_TCF_BLOCK_Q(width), key_end = a.causal && q0 + rows < a.nk ? q0 + rows : a.nk;
     const unsigned tiles = (key_end + GPU_TC_BLOCK_K - 1) / GPU_TC_BLOCK_K;
     unsigned qf[GPU_MAX_DIM / 16][4];
     gpu_tc_rows st;
@@ -778,14 +796,14 @@ static __device__ __forceinline__ void gpu_tc_forward_body(gpu_args a, const uns
     GPU_UNROLL
     for (unsigned n = 0; n < width / 8; n++) st.acc[n][0] = st.acc[n][1] = st.acc[n][2] = st.acc[n][3] = 0.0f;
     gpu_tc_load_q(qf, a.q16 + head * a.nq * a.d, row0, a.nq, a.d, lane, width);
-    gpu_tc_load_tile(gpu_tc_tiles, k, 0, a.nk, a.d, width);
-    gpu_tc_load_tile(gpu_tc_tiles + GPU_TC_BLOCK_K * pitch, v, 0, a.nk, a.d, width);
+    gpu_tcf_load_tile(gpu_tc_tiles, k, 0, a.nk, a.d, width);
+    gpu_tcf_load_tile(gpu_tc_tiles + GPU_TC_BLOCK_K * pitch, v, 0, a.nk, a.d, width);
     gpu_cp_async_commit();
     for (unsigned j = 0; j < tiles; j++) {
         if (j + 1 < tiles) {
             unsigned short *next = gpu_tc_tiles + ((j + 1) % 2) * 2 * GPU_TC_BLOCK_K * pitch;
-            gpu_tc_load_tile(next, k, (j + 1) * GPU_TC_BLOCK_K, a.nk, a.d, width);
-            gpu_tc_load_tile(next + GPU_TC_BLOCK_K * pitch, v, (j + 1) * GPU_TC_BLOCK_K, a.nk, a.d,
+            gpu_tcf_load_tile(next, k, (j + 1) * GPU_TC_BLOCK_K, a.nk, a.d, width);
+            gpu_tcf_load_tile(next + GPU_TC_BLOCK_K * pitch, v, (j + 1) * GPU_TC_BLOCK_K, a.nk, a.d,
                              width);
         }
         gpu_cp_async_commit();
