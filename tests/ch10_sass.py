@@ -280,7 +280,7 @@ def receipts(rows, why=None, steps=None):
                 facts["%s_%s" % (key, f)] = fmt(r[f])
         sass_rows.append([r["kernel"], r["arch"]] + [fmt(r[f]) for f in ("regs", "spill", "blocks")] +
                          ([fmt(r[c]) for c in CLASSES + ("rest", "issued", "smem_per_mma")]
-                          if r["width"] else ["—"] * 7))
+                          if r["width"] else ["—"] * (len(CLASSES) + 3)))
         if r["width"] and r["arch"] == "sm_90":
             serial, overlap = model(r) if r["issued"] is not None else (None, None)
             facts[key + "_model_serial"] = fmt(serial)
@@ -295,8 +295,8 @@ def receipts(rows, why=None, steps=None):
     facts["mma_clocks"] = "%d" % MMA_CLOCKS
     tables = {
         "sass": {"title": "Chapter 10's kernels in their machine code (nvcc's SASS): per warp and key tile of the main loop",
-                 "columns": ["kernel", "arch", "registers", "spilled bytes", "blocks per SM",
-                             "HMMA", "LDSM", "LDGSTS", "MUFU", "rest", "issued", "shared bytes per MMA"],
+                 "columns": ["kernel", "arch", "registers", "spilled bytes", "blocks per SM"] +
+                            list(CLASSES) + ["rest", "issued", "shared bytes per MMA"],
                  "rows": sass_rows},
         "model": {"title": "The model's TFLOP/s on an H200 (a model, not a measurement)",
                   "columns": ["kernel", "issued per tile", "HMMA per tile", "tensor clocks per tile",
