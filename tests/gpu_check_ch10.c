@@ -83,6 +83,25 @@ static int check_tc_on_device(size_t heads, size_t nq, size_t nk, size_t d, bool
     return failed;
 }
 
+static void draw_backward_problem(const attn_params *p, float *x[8], double *exact[3])
+{
+    const size_t heads = p->batch * p->heads, qo = heads * p->nq * p->d,
+                 kv = heads * p->nk * p->d, count[3] = { qo, kv, kv };
+    for (int t = 0; t < 8; t++) x[t] = fa_alloc((t == 1 || t == 2 || t >= 6 ? kv : qo) * 4);
+    for (int g = 0; g < 3; g++) exact[g] = fa_alloc(count[g] * sizeof(double));
+    const uint32_t seed = (uint32_t)(p->nq * 7 + p->d);
+    attn_draw_inputs(p, seed, x[0], x[1], x[2]);
+    mt19937 gen;
+    mt_seed(&gen, seed + 1);
+    torch_randn(&gen, x[3], qo);
+}
+
+static void free_backward_problem(float *x[8], double *exact[3])
+{
+    for (int t = 0; t < 8; t++) fa_free(x[t]);
+    for (int g = 0; g < 3; g++) fa_free(exact[g]);
+}
+
 static int check_backward_on_device(size_t heads, size_t nq, size_t nk, size_t d, bool causal)
 {
     attn_params p = attn_default(1, heads, nq, nk, d);
@@ -92,12 +111,7 @@ static int check_backward_on_device(size_t heads, size_t nq, size_t nk, size_t d
     char why[256] = "";
     int failed = 0;
     p.causal = causal;
-    for (int t = 0; t < 8; t++) x[t] = fa_alloc((t == 1 || t == 2 || t >= 6 ? kv : qo) * 4);
-    for (int g = 0; g < 3; g++) exact[g] = fa_alloc(count[g] * sizeof(double));
-    attn_draw_inputs(&p, (uint32_t)(nq * 7 + d), x[0], x[1], x[2]);
-    mt19937 gen;
-    mt_seed(&gen, (uint32_t)(nq * 7 + d) + 1);
-    torch_randn(&gen, x[3], qo);
+    draw_backward_problem(&p, x, exact);
     gpu_backward_reference(&p, x[0], x[1], x[2], x[3], exact, naive, flash, bound);
     const int status = gpu_backward_cuda(&p, x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7],
                                          0, NULL, why);
@@ -109,8 +123,7 @@ static int check_backward_on_device(size_t heads, size_t nq, size_t nk, size_t d
            "dK %.3e (%.3e), dV %.3e (%.3e)%s%s\n", failed ? "not ok" : "ok", heads, nq, nk, d,
            causal, error[0], bound[0], error[1], bound[1], error[2], bound[2],
            *why ? ": " : "", why);
-    for (int t = 0; t < 8; t++) fa_free(x[t]);
-    for (int g = 0; g < 3; g++) fa_free(exact[g]);
+    free_backward_problem(x, exact);
     return failed != 0;
 }
 
@@ -124,12 +137,7 @@ static int check_tc_backward_on_device(size_t heads, size_t nq, size_t nk, size_
     char why[256] = "";
     int failed = 0;
     p.causal = causal;
-    for (int t = 0; t < 8; t++) x[t] = fa_alloc((t == 1 || t == 2 || t >= 6 ? kv : qo) * 4);
-    for (int g = 0; g < 3; g++) exact[g] = fa_alloc(count[g] * sizeof(double));
-    attn_draw_inputs(&p, (uint32_t)(nq * 7 + d), x[0], x[1], x[2]);
-    mt19937 gen;
-    mt_seed(&gen, (uint32_t)(nq * 7 + d) + 1);
-    torch_randn(&gen, x[3], qo);
+    draw_backward_problem(&p, x, exact);
     gpu_backward_reference(&p, x[0], x[1], x[2], x[3], exact, naive, flash, bound);
     gpu_bf16_naive_backward_error(&p, x[0], x[1], x[2], x[3], exact, plain);
     const int status = gpu_backward_tc_cuda(&p, x[0], x[1], x[2], x[3], x[4], x[5], x[6],
@@ -142,8 +150,7 @@ static int check_tc_backward_on_device(size_t heads, size_t nq, size_t nk, size_
            "(plain bf16 %.3e), dK %.3e (%.3e), dV %.3e (%.3e)%s%s\n", failed ? "not ok" : "ok",
            heads, nq, nk, d, causal, error[0], plain[0], error[1], plain[1], error[2], plain[2],
            *why ? ": " : "", why);
-    for (int t = 0; t < 8; t++) fa_free(x[t]);
-    for (int g = 0; g < 3; g++) fa_free(exact[g]);
+    free_backward_problem(x, exact);
     return failed != 0;
 }
 
