@@ -1,6 +1,7 @@
 /* test_ch10_gpu.c — the emulation of CUDA and chapter 10's kernels, on the CPU.
    Tangled from chapters/ch10_gpu.nw. */
 #include <criterion/criterion.h>
+#include <criterion/hooks.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,16 @@ enum { CH10_RUNS = 4 };
 int chapter_main(int argc, char **argv);
 ch10_options ch10_defaults(void);
 
+static char *default_run_json(void)
+{
+    const char *args[] = { "ch10_gpu", "--device", "cpu", "--json", NULL };
+    return capture_stdout_shared("ch10-default", chapter_main, 4, (char **)args);
+}
+ReportHook(POST_ALL)(struct criterion_global_stats *stats)
+{
+    (void)stats;
+    capture_shared_forget("ch10-default");
+}
 static __global__ void write_own_index(const void *args)
 {
     int *out = *(int *const *)args;
@@ -307,8 +318,7 @@ Test(counts, naive_kernels_match_the_formulas)
 
 Test(receipts, default_run_on_the_emulation)
 {
-    const char *args[] = { "ch10_gpu", "--device", "cpu", "--json", NULL };
-    char *json = capture_stdout_of(chapter_main, 4, (char **)args);
+    char *json = default_run_json();
     const emu_counts want = fused_counts_by_formula(1, 100, 100, false);
     char expect[32];
     cr_expect(json_fact_is(json, "fused_blocks", fmt_int(expect, (long long)want.blocks)));
@@ -427,8 +437,7 @@ Test(tc, counts_match_the_formulas)
 
 Test(receipts, tensor_core_kernel_within_twice_plain_bf16)
 {
-    const char *args[] = { "ch10_gpu", "--device", "cpu", "--json", NULL };
-    char *json = capture_stdout_of(chapter_main, 4, (char **)args);
+    char *json = default_run_json();
     char *ratio = json_fact(json, "tc_ratio"), *error = json_fact(json, "tc_error"), want[32];
     gpu_problem pr = gpu_problem_new(1, 100, 100, 64, false, 0);
     cr_assert(ratio && error);
@@ -440,8 +449,7 @@ Test(receipts, tensor_core_kernel_within_twice_plain_bf16)
 
 Test(receipts, ldmatrix_count_matches_the_formula)
 {
-    const char *args[] = { "ch10_gpu", "--device", "cpu", "--json", NULL };
-    char *json = capture_stdout_of(chapter_main, 4, (char **)args);
+    char *json = default_run_json();
     char *counted = json_fact(json, "tc_ldmatrix_per_tile");
     char *formula = json_fact(json, "tc_loads_after_64");
     cr_assert(counted && formula);
@@ -666,8 +674,7 @@ Test(tc_backward, counts_match_the_formulas)
 
 Test(receipts, backward_of_the_default_run)
 {
-    const char *args[] = { "ch10_gpu", "--device", "cpu", "--json", NULL };
-    char *json = capture_stdout_of(chapter_main, 4, (char **)args);
+    char *json = default_run_json();
     emu_counts want[3];
     char expect[32];
     bwd_counts_by_formula(1, 100, 100, 16, false, want);

@@ -1,10 +1,11 @@
 #!/bin/sh
-# check-portable.sh B TEST... — chapters 8-10's unit tests once more, as other
+# check-portable.sh B TEST... — chapters 8, 9 and 11's unit tests once more, as other
 # x86-64 machines would run them: OpenBLAS forced to other kernels, the vector
 # paths capped at AVX2 (FA_ISA), and the tests built for x86-64-v3 (in B/v3).
 # Prints what ran and its result, one line per variant and test, then a
 # summary line; exits 1 if any ran and failed.
 b=$1; shift
+tools=$(dirname "$0")
 out=$b/check-portable
 mkdir -p "$out"
 failed=0; ran=0
@@ -15,7 +16,7 @@ variant() {
     name=$1; bin=$2; shift 2
     for t in $TESTS; do
         log="$out/$(echo "$name" | tr -c 'A-Za-z0-9.\n-' '_').$t.log"
-        env "$@" "$bin/$t" --jobs=1 > "$log" 2>&1; rc=$?
+        sh "$tools/timed.sh" "$name $t" env "$@" "$bin/$t" --jobs=1 > "$log" 2>&1; rc=$?
         syn=$(grep -a 'Synthesis:' "$log" | tail -n 1 | sed 's/.*Synthesis: //')
         ran=$((ran + 1))
         if [ "$rc" -eq 0 ] && [ -n "$syn" ]; then

@@ -7,6 +7,7 @@
 #include "harness/datafile.h"
 #include "harness/memory.h"
 #include "harness/test_support.h"
+static char *read_and_close(FILE *file);
 char *capture_stdout_of(int (*main_fn)(int, char **), int argc, char **argv)
 {
     FILE *capture = tmpfile();
@@ -19,13 +20,51 @@ char *capture_stdout_of(int (*main_fn)(int, char **), int argc, char **argv)
     fflush(stdout);
     dup2(saved, 1);
     close(saved);
-    fseek(capture, 0, SEEK_END);
-    size_t size = (size_t)ftell(capture);
+    return read_and_close(capture);
+}
+
+static char *read_and_close(FILE *file)
+{
+    fseek(file, 0, SEEK_END);
+    size_t size = (size_t)ftell(file);
     char *text = bookkeeping_alloc(size + 1);
-    rewind(capture);
-    text[fread(text, 1, size, capture)] = '\0';
-    fclose(capture);
+    rewind(file);
+    text[fread(text, 1, size, file)] = '\0';
+    fclose(file);
     return text;
+}
+
+static void shared_capture_path(char *path, size_t size, const char *name, long runner)
+{
+    const char *dir = getenv("TMPDIR");
+    snprintf(path, size, "%s/fa-capture-%s-%ld.txt", dir && *dir ? dir : "/tmp", name, runner);
+}
+
+char *capture_stdout_shared(const char *name, int (*main_fn)(int, char **), int argc,
+                            char **argv)
+{
+    char path[4096], mine[4200];
+    shared_capture_path(path, sizeof path, name, (long)getppid());
+    FILE *kept = fopen(path, "rb");
+    if (kept != NULL)
+        return read_and_close(kept);
+    char *text = capture_stdout_of(main_fn, argc, argv);
+    snprintf(mine, sizeof mine, "%s.%ld", path, (long)getpid());
+    FILE *out = fopen(mine, "wb");
+    if (out != NULL) {
+        bool written = fputs(text, out) >= 0;
+        if (fclose(out) == 0 && written)
+            rename(mine, path);
+        remove(mine);
+    }
+    return text;
+}
+
+void capture_shared_forget(const char *name)
+{
+    char path[4096];
+    shared_capture_path(path, sizeof path, name, (long)getpid());
+    remove(path);
 }
 
 char *json_fact(const char *json, const char *key)

@@ -10,5 +10,11 @@ char *capture_stdout_of(int (*main_fn)(int, char **), int argc, char **argv);
 char *json_fact(const char *json, const char *key);
 /* does the report's JSON hold fact KEY with exactly this VALUE? */
 bool json_fact_is(const char *json, const char *key, const char *value);
+/* capture_stdout_of, run once per run of a test binary and shared by its
+   tests under NAME (see capture_stdout_shared) */
+char *capture_stdout_shared(const char *name, int (*main_fn)(int, char **), int argc,
+                            char **argv);
+/* the runner's clean-up, once all its tests are done */
+void capture_shared_forget(const char *name);
 
 #endif
