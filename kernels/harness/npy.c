@@ -388,20 +388,20 @@ typedef struct {
     char *target;      /* that name with its symbolic links followed */
     char *temporary;   /* TARGET.tmp.XXXXXX, beside the file it will replace */
     int   fd;          /* open until the data is written, then -1 */
+    pid_t owner;       /* the process that made it */
 } npy_reservation;
 
 #define NPY_MAX_RESERVED 64
 static struct {
     npy_reservation r[NPY_MAX_RESERVED];
     size_t n;
-    pid_t owner;             /* the process whose temporaries these are */
     bool handlers;           /* the exit and signal handlers are installed */
 } npy_reserved;
 
 static void npy_remove_reserved(void)
 {
-    if (getpid() != npy_reserved.owner) return;
-    for (size_t i = 0; i < npy_reserved.n; i++) unlink(npy_reserved.r[i].temporary);
+    for (size_t i = 0; i < npy_reserved.n; i++)
+        if (npy_reserved.r[i].owner == getpid()) unlink(npy_reserved.r[i].temporary);
 }
 
 static void npy_remove_reserved_on_signal(int sig)
@@ -415,7 +415,6 @@ static void npy_install_handlers(void)
 {
     if (npy_reserved.handlers) return;
     npy_reserved.handlers = true;
-    npy_reserved.owner = getpid();
     atexit(npy_remove_reserved);
     static const int signals[] = { SIGINT, SIGTERM, SIGHUP };
     for (size_t i = 0; i < sizeof signals / sizeof signals[0]; i++) {
@@ -513,6 +512,7 @@ int npy_reserve(const char *path, char *err, size_t errlen)
     }
     r.path = strdup(path);
     if (r.path == NULL) bookkeeping_out_of_memory();
+    r.owner = getpid();
     npy_reserved.r[npy_reserved.n++] = r;
     return 0;
 }
