@@ -17,6 +17,7 @@ static void fact_count(report *r, const char *key, const char *label, const char
 static size_t min_block(size_t n);
 static size_t ch04_seeded_bytes(const attn_params *p);
 static void save_inputs(const char *dir, const tensor qkv[3]);
+static void reserve_seeded_outputs(const ch04_options *o);
 static void write_seeded_output(const ch04_options *o, const attn_params *p,
                                 const tensor qkv[3]);
 static void report_seeded_runs(report *r, const ch04_options *o, const attn_params *p,
@@ -97,8 +98,8 @@ static void run_on_files(const ch04_options *o, report *r)
 {
     if (!o->q_path || !o->k_path || !o->v_path || !o->out_path)
         die_usage(PROGRAM, "--q, --k, --v and --out go together");
-    npy_refuse_same_file(PROGRAM, o->out_path,
-                         (const char *const[]){ o->q_path, o->k_path, o->v_path }, 3);
+    npy_reserve_outputs_or_exit(PROGRAM, &o->out_path, 1,
+                                (const char *const[]){ o->q_path, o->k_path, o->v_path }, 3);
     tensor q = npy_read_or_exit(PROGRAM, o->q_path),
            k = npy_read_or_exit(PROGRAM, o->k_path),
            v = npy_read_or_exit(PROGRAM, o->v_path);
@@ -214,6 +215,7 @@ static size_t ch04_seeded_bytes(const attn_params *p)
 
 static void run_on_seeded_inputs(const ch04_options *o, report *r)
 {
+    reserve_seeded_outputs(o);
     const attn_params p = ch04_seeded_params(o);
     tensor qkv[3];
     ch04_run runs[CH04_RUNS];
@@ -228,15 +230,31 @@ static void run_on_seeded_inputs(const ch04_options *o, report *r)
     for (int t = 0; t < 3; t++) tensor_free(&qkv[t]);
 }
 
-static void save_inputs(const char *dir, const tensor qkv[3])
+static void save_paths(const char *dir, char paths[3][4096])
 {
     static const char *const names[3] = { "q.npy", "k.npy", "v.npy" };
-    char paths[3][4096];
-    data_directory(dir);                       /* creates DIR, or exits with a reason */
     for (int t = 0; t < 3; t++)
         snprintf(paths[t], sizeof paths[t], "%s/%s", dir, names[t]);
+}
+
+static void save_inputs(const char *dir, const tensor qkv[3])
+{
+    char paths[3][4096];
+    save_paths(dir, paths);
     npy_write_all_or_exit(PROGRAM, 3, (const char *const[]){ paths[0], paths[1], paths[2] },
                           (const tensor *const[]){ &qkv[0], &qkv[1], &qkv[2] });
+}
+
+static void reserve_seeded_outputs(const ch04_options *o)
+{
+    char paths[3][4096];
+    const char *outputs[4] = { o->out_path, NULL, NULL, NULL };
+    if (o->save_dir) {
+        data_directory(o->save_dir);           /* creates DIR, or exits with a reason */
+        save_paths(o->save_dir, paths);
+        for (int t = 0; t < 3; t++) outputs[1 + t] = paths[t];
+    }
+    npy_reserve_outputs_or_exit(PROGRAM, outputs, 4, NULL, 0);
 }
 
 static void write_seeded_output(const ch04_options *o, const attn_params *p,

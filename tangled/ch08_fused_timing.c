@@ -148,7 +148,7 @@ static void run_ch08_on_files(const ch08_options *o, report *r)
     const ch08_kernel kernel = kernel_of(o->kernel);
     const fused_config cfg = config_of(o, (int)o->threads);
     const char *const inputs[3] = { o->q_path, o->k_path, o->v_path };
-    npy_refuse_overlap(CH08_PROGRAM, &o->out_path, 1, inputs, 3);
+    npy_reserve_outputs_or_exit(CH08_PROGRAM, &o->out_path, 1, inputs, 3);
     attn_params sized = attn_params_from_headers(CH08_PROGRAM, inputs);
     apply_ch08_kernel_options(o, &sized);
     const size_t heads = sized.batch * sized.heads;

@@ -35,7 +35,7 @@ static void torch_peer(const char *python, int threads, size_t max_n,
                        double seconds[][2]);
 static void bench_memory(report *r, int threads, size_t n);
 static void refuse_if_seeded_run_too_big(const attn_params *p, int threads);
-static void refuse_unwritable(const char *path);
+static void reserve_ch09_saved(const char *dir);
 static size_t ch09_file_run_bytes(const attn_params *p, bool reference, int threads);
 static void refuse_slow_reference(const attn_params *p);
 attn_params ch09_seeded_params(const ch09_options *o);
@@ -465,6 +465,7 @@ static void run_receipts(const ch09_options *o, report *r)
     const uint32_t seed = (uint32_t)o->seed;
     const int threads = ch09_threads(o);
     ch09_inputs in;
+    if (o->save_dir) reserve_ch09_saved(o->save_dir);
     refuse_if_seeded_run_too_big(&p, threads);
     ch09_draw(&p, seed, &in);
     if (o->save_dir) { save_ch09_inputs(o->save_dir, &in, r); ch09_free(&in, NULL); return; }
@@ -498,14 +499,26 @@ attn_params ch09_seeded_params(const ch09_options *o)
     attn_apply_options(&p, o->causal, o->window, o->block_q, o->block_k, o->scale);
     return p;
 }
-static void save_ch09_inputs(const char *dir, const ch09_inputs *in, report *r)
+static void ch09_saved_paths(const char *dir, char paths[4][4096])
 {
     static const char *const names[4] = { "q.npy", "k.npy", "v.npy", "dout.npy" };
-    const tensor *t[4] = { &in->q, &in->k, &in->v, &in->dout };
-    char paths[4][4096];
     data_directory(dir);                        /* creates DIR, or exits with a reason */
     for (int i = 0; i < 4; i++)
         snprintf(paths[i], sizeof paths[i], "%s/%s", dir, names[i]);
+}
+
+static void reserve_ch09_saved(const char *dir)
+{
+    char paths[4][4096];
+    ch09_saved_paths(dir, paths);
+    npy_reserve_outputs_or_exit(PROGRAM, (const char *const[]){ paths[0], paths[1], paths[2],
+                                paths[3] }, 4, NULL, 0);
+}
+static void save_ch09_inputs(const char *dir, const ch09_inputs *in, report *r)
+{
+    const tensor *t[4] = { &in->q, &in->k, &in->v, &in->dout };
+    char paths[4][4096];
+    ch09_saved_paths(dir, paths);
     npy_write_all_or_exit(PROGRAM, 4, (const char *const[]){ paths[0], paths[1], paths[2],
                           paths[3] }, t);
     report_fact_labeled(r, "saved", "q k v dout written to", dir);
@@ -637,7 +650,7 @@ static void ch09_run_on_files(const ch09_options *o, report *r)
     for (int i = 0; i < 8; i++)
         if (!paths[i])
             die_usage(PROGRAM, "--q --k --v --dout --out --dq --dk --dv go together");
-    npy_refuse_overlap(PROGRAM, paths + 4, 4, paths, 4);
+    npy_reserve_outputs_or_exit(PROGRAM, paths + 4, 4, paths, 4);
     const ch09_inputs shapes = { npy_shape_or_exit(PROGRAM, o->q_path),
                                  npy_shape_or_exit(PROGRAM, o->k_path),
                                  npy_shape_or_exit(PROGRAM, o->v_path),
@@ -650,7 +663,6 @@ static void ch09_run_on_files(const ch09_options *o, report *r)
                        npy_read_or_exit(PROGRAM, o->v_path),
                        npy_read_or_exit(PROGRAM, o->dout_path) };
     const attn_params p = ch09_params_from_files(o, &in);
-    for (int i = 4; i < 8; i++) refuse_unwritable(paths[i]);
     ch09_outputs out = ch09_outputs_new(&in);
     if (o->reference) refuse_slow_reference(&p);
     if (o->reference) ch09_reference(&p, &in, &out);
@@ -671,17 +683,6 @@ static size_t ch09_file_run_bytes(const attn_params *p, bool reference, int thre
     floats += fa_mul((size_t)(threads < 1 ? 1 : threads), tiles);
     if (reference) floats += fa_mul(4, q + 2 * kv) + fa_mul(2, (p->nq + 2 * p->nk) * p->d + p->nk);
     return fa_mul(floats, sizeof(float));
-}
-static void refuse_unwritable(const char *path)
-{
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (!slash) snprintf(dir, sizeof dir, ".");
-    else if (slash == dir) dir[1] = '\0';
-    else *slash = '\0';
-    if (access(dir, W_OK) != 0)
-        die_usage(PROGRAM, "cannot write %s: %s", path, strerror(errno));
 }
 static void refuse_slow_reference(const attn_params *p)
 {

@@ -407,7 +407,7 @@ static void ch10_run_on_files(const ch10_options *o, report *r)
         die_usage(PROGRAM, "--q, --k, --v and --out go together");
     const gpu_kernel kernel = ch10_kernel_named(o->kernel);
     const char *const inputs[3] = { o->q_path, o->k_path, o->v_path };
-    npy_refuse_overlap(PROGRAM, &o->out_path, 1, inputs, 3);
+    npy_reserve_outputs_or_exit(PROGRAM, &o->out_path, 1, inputs, 3);
     ch10_size_file_run(o, inputs, kernel, false);
     tensor qkv[3] = { npy_read_or_exit(PROGRAM, o->q_path),
                       npy_read_or_exit(PROGRAM, o->k_path),
@@ -614,7 +614,7 @@ static void ch10_run_backward_on_files(const ch10_options *o, report *r)
     for (int i = 0; i < 8; i++)
         if (!paths[i])
             die_usage(PROGRAM, "--backward takes --q --k --v --dout --out --dq --dk --dv together");
-    npy_refuse_overlap(PROGRAM, paths + 4, 4, paths, 4);
+    npy_reserve_outputs_or_exit(PROGRAM, paths + 4, 4, paths, 4);
     const tensor dout_shape = npy_shape_or_exit(PROGRAM, paths[3]),
                  q_shape = npy_shape_or_exit(PROGRAM, paths[0]);
     ch10_require_shape_of_q(&dout_shape, &q_shape);

@@ -24,7 +24,7 @@ static void parse_ch11_options(int argc, char **argv, ch11_options *o)
         { "out", OPT_STRING, &o->out_path, 0, 0, "FILE", "write the output (.npy float32, the shape of --q)" },
         { "causal", OPT_FLAG, &o->causal, 0, 0, NULL, "causal mask, top-left aligned" },
         { "scale", OPT_DOUBLE, &o->scale, 0, 1e12, "S", "score scale (0: 1/sqrt(d))" },
-        { "kernel", OPT_STRING, &o->kernel, 0, 0, "NAME", "auto, amx, avx512bf16 or emulated" },
+        { "kernel", OPT_STRING, &o->kernel, 0, 0, "NAME", CH11_KERNELS },
         { "threads", OPT_INT, &o->threads, 1, AMX_MAX_THREADS, "T", "threads of the kernel" },
         { "seed", OPT_INT, &o->seed, 0, 4294967295.0, "N", "seed of the generated Q, K, V" },
         { "heads", OPT_INT, &o->heads, 1, 64, "H", "heads of the timed run" },
@@ -62,17 +62,16 @@ amx_kernel ch11_kernel_of(const char *name)
     const amx_kernel best = ch11_best_kernel(why);
     for (int k = 0; k < AMX_ENGINES; k++)
         if (strcmp(name, ch11_kernel_name((amx_kernel)k)) == 0) {
-            if ((k == AMX_KERNEL_AMX && best != AMX_KERNEL_AMX)
-                || (k == AMX_KERNEL_AVX512BF16 && !bf16_cpu_has_avx512bf16())) {
-                const amx_kernel instead = k == AMX_KERNEL_AMX ? best : AMX_KERNEL_EMULATED;
-                fprintf(stderr, "%s: %s is not available here (%s): running %s\n", CH11_PROGRAM, name,
-                        k == AMX_KERNEL_AMX ? why : "this CPU has no AVX512-BF16", ch11_kernel_name(instead));
-                return instead;
-            }
+            if (k == AMX_KERNEL_AMX && best != AMX_KERNEL_AMX)
+                die_usage(CH11_PROGRAM, "--kernel amx cannot run here (%s); --kernel emulated is its "
+                          "model, --kernel auto the best engine here", why);
+            if (k == AMX_KERNEL_AVX512BF16 && !bf16_cpu_has_avx512bf16())
+                die_usage(CH11_PROGRAM, "--kernel avx512bf16 cannot run here (this CPU has no AVX512-BF16, "
+                          "or FA_ISA forbids it); --kernel emulated-avx512bf16 is its model");
             return (amx_kernel)k;
         }
     if (strcmp(name, "auto") != 0)
-        die_usage(CH11_PROGRAM, "--kernel must be auto, amx, avx512bf16 or emulated, not '%s'", name);
+        die_usage(CH11_PROGRAM, "--kernel must be %s, not '%s'", CH11_KERNELS, name);
     if (best != AMX_KERNEL_AMX) fprintf(stderr, "%s: no AMX (%s): running %s\n", CH11_PROGRAM, why,
                                         ch11_kernel_name(best));
     return best;
@@ -82,7 +81,7 @@ static void run_ch11_on_files(const ch11_options *o, report *r)
     if (!o->q_path || !o->k_path || !o->v_path || !o->out_path)
         die_usage(CH11_PROGRAM, "--q, --k, --v and --out go together");
     const char *const inputs[3] = { o->q_path, o->k_path, o->v_path };
-    npy_refuse_overlap(CH11_PROGRAM, &o->out_path, 1, inputs, 3);
+    npy_reserve_outputs_or_exit(CH11_PROGRAM, &o->out_path, 1, inputs, 3);
     attn_params sized = attn_params_from_headers(CH11_PROGRAM, inputs);
     attn_apply_options(&sized, o->causal, 0, 16, 32, o->scale);
     const char *problem = bf16_params_problem(&sized);

@@ -13,6 +13,8 @@ typedef struct {
     long seed, heads, seq, seq_k, dim, threads, repeats;
     double scale;
 } ch11_options;
+#define CH11_KERNELS "auto (the best here), amx, avx512bf16, emulated (AMX's model) " \
+                     "or emulated-avx512bf16 (AVX512-BF16's model)"
 enum { CH11_BENCH_HEADS = 8 };
 typedef struct { double kernel, plain, bound; } ch11_error;   /* max errors against float64 */
 int chapter_main(int argc, char **argv);

@@ -39,7 +39,15 @@ echo plain > "$fixtures/plain"
 mkfifo "$fixtures/pipe"
 cp "$fixtures/q.npy" "$fixtures/dout.npy"
 ln -s k.npy "$fixtures/klink.npy"
+ln -s klink.npy "$fixtures/klink2.npy"
 ln "$fixtures/v.npy" "$fixtures/vhard.npy"
+echo old > "$fixtures/readonly.npy"; chmod 444 "$fixtures/readonly.npy"
+echo old > "$fixtures/private.npy"; chmod 600 "$fixtures/private.npy"
+echo old > "$fixtures/saved/o.npy"; ln "$fixtures/saved/o.npy" "$fixtures/saved/o_old.npy"
+ln -s saved/o.npy "$fixtures/olink.npy"; ln -s saved/new.npy "$fixtures/dangling.npy"
+mkdir "$fixtures/rosaved"
+for f in q k v dout; do echo old > "$fixtures/rosaved/$f.npy"; done
+chmod 444 "$fixtures/rosaved/k.npy"
 npy truncated.npy 1 "$(good '(1, 1, 8, 4)')" 100
 npy extra.npy 1 "$(good '(1, 1, 8, 4)')" 129
 npy f8.npy 1 "$(good '(1, 1, 8, 4)' '<f8')" 256
@@ -198,6 +206,69 @@ for last in /dev/full data pipe long; do
         --backward $qkv $dout --out out.npy --dq saved/q.npy --dk saved/k.npy --dv $target
 done
 refuse "ch10 --data with files" ch10_gpu --device cpu $qkv --out o.npy --data data
+writers="ch04 ch08 ch09 ch10 ch10b ch11"
+writes() {   # writes NAME Q: the program NAME with --q Q, ending in its --out option
+    rest="--k k.npy --v v.npy"; grads="--dout dout.npy --dq dq.npy --dk dk.npy --dv dv.npy"
+    case $1 in
+        ch04)  echo "ch04_tiled --q $2 $rest --out" ;;
+        ch08)  echo "ch08_fused_timing --q $2 $rest --out" ;;
+        ch09)  echo "ch09_backward --q $2 $rest $grads --out" ;;
+        ch10)  echo "ch10_gpu --device cpu --q $2 $rest --out" ;;
+        ch10b) echo "ch10_gpu --device cpu --backward --q $2 $rest $grads --out" ;;
+        ch11)  echo "ch11_amx --kernel emulated --q $2 $rest --out" ;;
+    esac
+}
+for w in $writers; do
+    expect="missing/o.npy: cannot create"
+    refuse "$w --out in a missing directory, before any input" $(writes $w nothing.npy) missing/o.npy
+    expect="data: not a regular file"
+    refuse "$w --out is a directory, before any input" $(writes $w nothing.npy) data
+    expect="readonly.npy: not writable"
+    refuse "$w --out of mode 0444 is refused" $(writes $w q.npy) readonly.npy
+    expect="readonly.npy: not writable"
+    refuse "$w --out of mode 0444, before any input" $(writes $w nothing.npy) readonly.npy
+done
+expect="rosaved/k.npy: not writable"
+refuse "ch04 --save with a read-only k.npy" ch04_tiled --seq 8 --heads 1 --dim 4 --save rosaved
+expect="rosaved/k.npy: not writable"
+refuse "ch09 --save with a read-only k.npy" ch09_backward --seq 8 --heads 1 --dim 4 --save rosaved
+is_npy() { [ "$(head -c 6 "$1" | tail -c 5)" = NUMPY ]; }
+accept() {   # accept NAME CHECK PROGRAM ARGS...
+    name=$1; check=$2; shift 2
+    work=$scratch/work; rm -rf "$work"; cp -a "$fixtures" "$work"
+    prog=$1; shift
+    (cd "$work" && eval "$limit" && timeout 60 "$bin/$prog" "$@" > /dev/null 2> "$scratch/stderr")
+    rc=$?; limit=:
+    problem=
+    if [ "$rc" -ne 0 ]; then problem="status $rc: $(head -c 200 "$scratch/stderr" | tr -d '\n')"
+    elif ! (cd "$work" && eval "$check"); then problem="not so: $check"
+    elif [ -n "$(find "$work" -name '*.tmp.*')" ]; then problem="a temporary file left behind"
+    fi
+    verdict "$name" "$problem"
+}
+for w in $writers; do
+    accept "$w --out of mode 0600 keeps its mode" \
+        'is_npy private.npy && [ "$(stat -c %a private.npy)" = 600 ]' $(writes $w q.npy) private.npy
+    accept "$w --out through a symbolic link, atomically" \
+        '[ -L olink.npy ] && is_npy saved/o.npy && [ "$(cat saved/o_old.npy)" = old ]' \
+        $(writes $w q.npy) olink.npy
+    accept "$w --out through a link to no file yet" \
+        '[ -L dangling.npy ] && is_npy saved/new.npy' $(writes $w q.npy) dangling.npy
+done
+refuse "ch08 --out is a link to a link to --k" ch08_fused_timing --q q.npy --k k.npy \
+    --v v.npy --out klink2.npy
+limit='export FA_ISA=avx2'; expect='--kernel emulated is its model'
+refuse "ch11 --kernel amx without AMX is refused" ch11_amx $qkv --out o.npy --kernel amx
+limit='export FA_ISA=avx2'; expect='--kernel emulated-avx512bf16 is its model'
+refuse "ch11 --kernel avx512bf16 without it is refused" ch11_amx $qkv --out o.npy \
+    --kernel avx512bf16
+limit='export FA_ISA=avx2'
+accept "ch11 --kernel auto without AMX picks the model" \
+    'is_npy o.npy && grep -q "running emulated" "$scratch/stderr"' ch11_amx $qkv --out o.npy
+"$bin/ch11_amx" --help > "$scratch/help" 2>&1
+missing=; for k in auto amx avx512bf16 emulated emulated-avx512bf16; do
+    grep -q -- "$k[ ,)]" "$scratch/help" || missing="$missing $k"; done
+verdict "ch11 --help names every engine and model" "${missing:+missing:$missing}"
 forward="--q q.npy --k k.npy --v v.npy --out o.npy"
 backward="$forward --dout dout.npy --dq dq.npy --dk dk.npy --dv dv.npy"
 unusual() {   # unusual CASE forward|backward PROGRAM ARGS...: chapter 4's rules kept

@@ -13,10 +13,11 @@ for kernel in emulated auto; do
     check "$kernel is within bf16's error of the reference ($diff)" below "$diff" 0.05
 done
 $prog $in --out "$tmp/a.npy" --kernel emulated > /dev/null
-FA_ISA=avx2 $prog $in --out "$tmp/b.npy" --kernel amx > /dev/null 2> "$tmp/err.txt"
-check "FA_ISA=avx2 --kernel amx runs the model, saying so in one line" \
+FA_ISA=avx2 $prog $in --out "$tmp/b.npy" > /dev/null 2> "$tmp/err.txt"
+check "FA_ISA=avx2 --kernel auto runs the model, saying so in one line" \
     test "$(wc -l < "$tmp/err.txt")" -eq 1
 check "... and gives the model's bits" cmp -s "$tmp/a.npy" "$tmp/b.npy"
+FA_ISA=avx2 refuse "--kernel amx under FA_ISA=avx2" $in --out "$tmp/out.npy" --kernel amx
 good="--k $tmp/s/k.npy --v $tmp/s/v.npy --out $tmp/out.npy"
 refuse "an unknown kernel" --q "$tmp/s/q.npy" $good --kernel fast
 ./ch04_tiled --heads 1 --seq 4 --dim 130 --save "$tmp/w" > /dev/null

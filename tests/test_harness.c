@@ -4,7 +4,9 @@
 #include "harness/harness.h"
 #include "cpu/online_softmax.h"
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <errno.h>   /* program_invocation_short_name */
+#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -632,6 +634,86 @@ Test(npy, writing_over_a_file_replaces_it)
     tensor_free(&a);
     tensor_free(&b);
     tensor_free(&back);
+    scratch_remove(&s);
+}
+
+static int entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    for (struct dirent *e; d != NULL && (e = readdir(d)) != NULL; )
+        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+    if (d != NULL) closedir(d);
+    return n;
+}
+
+Test(npy, a_reserved_output_waits_beside_its_target)
+{
+    scratch_dir s = scratch_new();
+    size_t shape[1] = { 3 };
+    tensor t = counting_tensor(1, shape);
+    char err[256];
+    cr_assert_eq(npy_reserve(s.path, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(entries(s.dir), 1, "the temporary is there before the data");
+    cr_assert_eq(npy_write(s.path, &t, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(entries(s.dir), 1, "x.npy alone is left");
+    tensor_free(&t);
+    scratch_remove(&s);
+}
+
+Test(npy, a_read_only_output_is_refused_and_a_replaced_one_keeps_its_mode)
+{
+    scratch_dir s = scratch_new();
+    size_t shape[1] = { 3 };
+    tensor t = counting_tensor(1, shape);
+    char err[256];
+    struct stat st;
+    cr_assert_eq(close(open(s.path, O_CREAT | O_WRONLY, 0444)), 0);
+    cr_assert_eq(npy_write(s.path, &t, err, sizeof err), -1);
+    cr_assert(strstr(err, "not writable (mode 0444)") != NULL, "%s", err);
+    cr_assert_eq(chmod(s.path, 0600), 0);
+    cr_assert_eq(npy_write(s.path, &t, err, sizeof err), 0, "%s", err);
+    cr_assert(stat(s.path, &st) == 0 && (st.st_mode & 07777) == 0600, "mode %o", st.st_mode);
+    tensor_free(&t);
+    scratch_remove(&s);
+}
+
+Test(npy, a_link_is_written_through_and_stays_a_link)
+{
+    scratch_dir s = scratch_new();
+    size_t shape[1] = { 3 };
+    tensor t = counting_tensor(1, shape), back;
+    char err[256], link[160];
+    struct stat st;
+    snprintf(link, sizeof link, "%s/link.npy", s.dir);
+    cr_assert_eq(symlink("x.npy", link), 0);
+    cr_assert_eq(npy_write(link, &t, err, sizeof err), 0, "%s", err);
+    cr_assert(lstat(link, &st) == 0 && S_ISLNK(st.st_mode), "the link stays a link");
+    cr_assert_eq(npy_read(s.path, &back, err, sizeof err), 0, "%s", err);
+    unlink(link);
+    tensor_free(&t); tensor_free(&back);
+    scratch_remove(&s);
+}
+
+static void reserve_then_fail(void *path)
+{
+    npy_reserve_outputs_or_exit("ch04_tiled", (const char *const[]){ path }, 1, NULL, 0);
+    die_usage("ch04_tiled", "a later refusal");
+}
+
+static void reserve_then_end_by_a_signal(void *path)
+{
+    npy_reserve_outputs_or_exit("ch04_tiled", (const char *const[]){ path }, 1, NULL, 0);
+    raise(SIGTERM);
+}
+
+Test(npy, a_stopped_program_leaves_no_reservation)
+{
+    scratch_dir s = scratch_new();
+    cr_assert_eq(run_captured(reserve_then_fail, s.path).status, 2);
+    cr_assert_eq(entries(s.dir), 0);
+    cr_assert_eq(run_captured(reserve_then_end_by_a_signal, s.path).status, -1);
+    cr_assert_eq(entries(s.dir), 0);
     scratch_remove(&s);
 }
 

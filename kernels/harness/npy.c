@@ -3,6 +3,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -345,7 +346,6 @@ static bool npy_write_stream(FILE *f, const tensor *t)
 
 static int npy_write_fd(int fd, const tensor *t)
 {
-    fchmod(fd, 0644);   /* mkstemp makes 0600; a data file is for sharing */
     FILE *f = fdopen(fd, "wb");
     if (f == NULL) {
         int failure = errno;
@@ -356,24 +356,6 @@ static int npy_write_fd(int fd, const tensor *t)
     if (fclose(f) != 0 && failure == 0)
         failure = errno ? errno : EIO;
     return failure;
-}
-
-static int npy_write_temporary(char *tmp, const char *path, const tensor *t,
-                               char *err, size_t errlen)
-{
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        snprintf(err, errlen, "%s: cannot create %s: %s", path, tmp, strerror(errno));
-        tmp[0] = '\0';
-        return -1;
-    }
-    int failure = npy_write_fd(fd, t);
-    if (failure == 0)
-        return 0;
-    unlink(tmp);
-    tmp[0] = '\0';
-    snprintf(err, errlen, "%s: cannot write: %s", path, strerror(failure));
-    return -1;
 }
 
 static bool npy_same_directory(const char *a, size_t a_len, const char *b, size_t b_len)
@@ -401,17 +383,151 @@ static bool npy_same_file(const char *a, const char *b)
         && npy_same_directory(a, (size_t)(name_a - a), b, (size_t)(name_b - b));
 }
 
-static int npy_check_target(const char *path, char *err, size_t errlen)
+typedef struct {
+    char *path;        /* the name the program was given */
+    char *target;      /* that name with its symbolic links followed */
+    char *temporary;   /* TARGET.tmp.XXXXXX, beside the file it will replace */
+    int   fd;          /* open until the data is written, then -1 */
+    pid_t owner;       /* the process that made it */
+} npy_reservation;
+
+#define NPY_MAX_RESERVED 64
+static struct {
+    npy_reservation r[NPY_MAX_RESERVED];
+    size_t n;
+    bool handlers;           /* the exit and signal handlers are installed */
+} npy_reserved;
+
+static void npy_remove_reserved(void)
 {
-    struct stat st;
-    if (stat(path, &st) != 0 || S_ISREG(st.st_mode))
-        return 0;
-    snprintf(err, errlen, "%s: not a regular file; refusing to replace it", path);
+    for (size_t i = 0; i < npy_reserved.n; i++)
+        if (npy_reserved.r[i].owner == getpid()) unlink(npy_reserved.r[i].temporary);
+}
+
+static void npy_remove_reserved_on_signal(int sig)
+{
+    npy_remove_reserved();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void npy_install_handlers(void)
+{
+    if (npy_reserved.handlers) return;
+    npy_reserved.handlers = true;
+    atexit(npy_remove_reserved);
+    static const int signals[] = { SIGINT, SIGTERM, SIGHUP };
+    for (size_t i = 0; i < sizeof signals / sizeof signals[0]; i++) {
+        struct sigaction old;
+        if (sigaction(signals[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL)
+            signal(signals[i], npy_remove_reserved_on_signal);
+    }
+}
+
+static npy_reservation *npy_reservation_of(const char *path)
+{
+    for (size_t i = 0; i < npy_reserved.n; i++)
+        if (strcmp(npy_reserved.r[i].path, path) == 0) return &npy_reserved.r[i];
+    return NULL;
+}
+
+static void npy_forget(npy_reservation *r, bool remove_temporary)
+{
+    if (r->fd >= 0) close(r->fd);
+    if (remove_temporary) unlink(r->temporary);
+    free(r->path); free(r->target); free(r->temporary);
+    *r = npy_reserved.r[--npy_reserved.n];
+}
+
+static char *npy_link_target(const char *link, const char *contents)
+{
+    const char *slash = strrchr(link, '/');
+    char *next = NULL;
+    if (contents[0] == '/' || slash == NULL) next = strdup(contents);
+    else if (asprintf(&next, "%.*s/%s", (int)(slash - link), link, contents) < 0) next = NULL;
+    if (next == NULL) bookkeeping_out_of_memory();
+    return next;
+}
+
+static int npy_follow_links(const char *path, char **target, char *err, size_t errlen)
+{
+    char *p = strdup(path), contents[4096];
+    if (p == NULL) bookkeeping_out_of_memory();
+    for (int depth = 0; depth < 40; depth++) {
+        const ssize_t len = readlink(p, contents, sizeof contents - 1);
+        if (len < 0) { *target = p; return 0; }
+        contents[len] = '\0';
+        char *next = npy_link_target(p, contents);
+        free(p); p = next;
+    }
+    free(p);
+    snprintf(err, errlen, "%s: %s", path, strerror(ELOOP));
     return -1;
 }
 
-int npy_write_all(size_t n, const char *const paths[], const tensor *const ts[],
-                  char *err, size_t errlen)
+static int npy_check_target(const char *target, const char *path, mode_t *mode,
+                            char *err, size_t errlen)
+{
+    struct stat st;
+    *mode = 0644;
+    if (stat(target, &st) != 0) return 0;                 /* not there yet */
+    if (!S_ISREG(st.st_mode))
+        snprintf(err, errlen, "%s: not a regular file; refusing to replace it", path);
+    else if (access(target, W_OK) != 0 || (st.st_mode & 0222) == 0)
+        snprintf(err, errlen, "%s: not writable (mode %04o); refusing to replace it", path,
+                 (unsigned)(st.st_mode & 07777));
+    else { *mode = st.st_mode & 07777; return 0; }
+    return -1;
+}
+
+static int npy_create_temporary(npy_reservation *r, const char *path, mode_t mode,
+                                char *err, size_t errlen)
+{
+    if (asprintf(&r->temporary, "%s.tmp.XXXXXX", r->target) < 0) bookkeeping_out_of_memory();
+    r->fd = mkstemp(r->temporary);
+    if (r->fd < 0) {
+        snprintf(err, errlen, "%s: cannot create %s: %s", path, r->temporary, strerror(errno));
+        free(r->temporary);
+        return -1;
+    }
+    fchmod(r->fd, mode);
+    return 0;
+}
+
+int npy_reserve(const char *path, char *err, size_t errlen)
+{
+    if (npy_reservation_of(path) != NULL) return 0;
+    if (npy_reserved.n == NPY_MAX_RESERVED) {
+        snprintf(err, errlen, "%s: more than %d outputs at once", path, NPY_MAX_RESERVED);
+        return -1;
+    }
+    npy_reservation r = { .fd = -1 };
+    mode_t mode;
+    if (npy_follow_links(path, &r.target, err, errlen) != 0) return -1;
+    npy_install_handlers();
+    if (npy_check_target(r.target, path, &mode, err, errlen) != 0
+        || npy_create_temporary(&r, path, mode, err, errlen) != 0) {
+        free(r.target);
+        return -1;
+    }
+    r.path = strdup(path);
+    if (r.path == NULL) bookkeeping_out_of_memory();
+    r.owner = getpid();
+    npy_reserved.r[npy_reserved.n++] = r;
+    return 0;
+}
+
+void npy_reserve_outputs_or_exit(const char *program, const char *const outputs[], size_t n,
+                                 const char *const inputs[], size_t m)
+{
+    npy_refuse_overlap(program, outputs, n, inputs, m);
+    char err[512];
+    for (size_t i = 0; i < n; i++)
+        if (outputs[i] != NULL && npy_reserve(outputs[i], err, sizeof err) != 0)
+            die_usage(program, "%s", err);
+}
+
+static int npy_distinct(size_t n, const char *const paths[], char *err, size_t errlen)
 {
     for (size_t i = 0; i < n; i++)
         for (size_t j = i + 1; j < n; j++)
@@ -420,34 +536,42 @@ int npy_write_all(size_t n, const char *const paths[], const tensor *const ts[],
                          "its own", paths[i], paths[j]);
                 return -1;
             }
-    char **temporaries = bookkeeping_alloc(n * sizeof *temporaries);
-    size_t written = 0;
-    int status = 0;
-    for (; written < n && status == 0; written++) {
-        const char *path = paths[written];
-        if (ts[written]->ndim < 1 || ts[written]->ndim > 4) {
-            snprintf(err, errlen, "%s: a tensor has 1 to 4 dimensions, not %d", path,
-                     ts[written]->ndim);
-            status = -1;
-        } else
-            status = npy_check_target(path, err, errlen);
-        if (asprintf(&temporaries[written], "%s.tmp.XXXXXX", path) < 0)
-            bookkeeping_out_of_memory();
-        if (status == 0)
-            status = npy_write_temporary(temporaries[written], path, ts[written], err, errlen);
-        else
-            temporaries[written][0] = '\0';
+    return 0;
+}
+
+static int npy_fill(const char *path, const tensor *t, char *err, size_t errlen)
+{
+    if (t->ndim < 1 || t->ndim > 4) {
+        snprintf(err, errlen, "%s: a tensor has 1 to 4 dimensions, not %d", path, t->ndim);
+        return -1;
     }
-    for (size_t i = 0; i < written && status == 0; i++)
-        if (rename(temporaries[i], paths[i]) != 0) {
+    if (npy_reserve(path, err, errlen) != 0) return -1;
+    npy_reservation *r = npy_reservation_of(path);
+    const int failure = npy_write_fd(r->fd, t);
+    r->fd = -1;                                   /* closed by the write */
+    if (failure == 0) return 0;
+    npy_forget(r, true);
+    snprintf(err, errlen, "%s: cannot write: %s", path, strerror(failure));
+    return -1;
+}
+
+int npy_write_all(size_t n, const char *const paths[], const tensor *const ts[],
+                  char *err, size_t errlen)
+{
+    if (npy_distinct(n, paths, err, errlen) != 0) return -1;
+    size_t filled = 0;
+    int status = 0;
+    while (filled < n && (status = npy_fill(paths[filled], ts[filled], err, errlen)) == 0)
+        filled++;
+    for (size_t i = 0; i < filled; i++) {
+        npy_reservation *r = npy_reservation_of(paths[i]);
+        const bool renamed = status == 0 && rename(r->temporary, r->target) == 0;
+        if (status == 0 && !renamed) {
             snprintf(err, errlen, "%s: cannot write: %s", paths[i], strerror(errno));
             status = -1;
-        } else
-            temporaries[i][0] = '\0';
-    for (size_t i = 0; i < written; i++)
-        if (temporaries[i][0] != '\0') unlink(temporaries[i]);
-    for (size_t i = 0; i < written; i++) free(temporaries[i]);
-    free(temporaries);
+        }
+        npy_forget(r, !renamed);
+    }
     return status;
 }
 

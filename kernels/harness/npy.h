@@ -24,4 +24,13 @@ void   npy_refuse_overlap(const char *program, const char *const outputs[], size
 int    npy_read_shape(const char *path, tensor *out, char *err, size_t errlen);
 tensor npy_shape_or_exit(const char *program, const char *path);
 
+/* refuses (exit 2, one line) an output that is an input or another output, or
+   that cannot be written; then creates each output's temporary file now, beside
+   the file it will replace (a symbolic link followed), for npy_write_or_exit and
+   npy_write_all_or_exit to fill: call it before reading any input */
+void   npy_reserve_outputs_or_exit(const char *program, const char *const outputs[], size_t n,
+                                   const char *const inputs[], size_t m);
+/* reserves one output, as above: 0, or -1 with one line in err */
+int    npy_reserve(const char *path, char *err, size_t errlen);
+
 #endif
