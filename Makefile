@@ -242,7 +242,7 @@ $(B)/data/ch08_cachegrind_%.txt: $(B)/avx2/ch08_fused_timing
 # machine, chapters/recorded/bench-KIND.txt (KIND: chapters/tools/machine-kind.sh),
 # headed by the date, the commit and the profile. It measures, so it runs alone.
 # (chapter 10 measures on a GPU: make bench-gpu)
-BENCH_PROGRAMS := $(filter ch08_% ch09_% ch11_%,$(PROGRAMS))
+BENCH_PROGRAMS := $(filter ch08_% ch09_% ch11_% ch13_%,$(PROGRAMS))
 BENCH_DIR   := $(B)/bench
 bench: private .SHELLFLAGS := $(MEASURING_SHELL)
 bench: $(BENCH_PROGRAMS) ch01_memory_ladder
@@ -262,6 +262,16 @@ bench: $(BENCH_PROGRAMS) ch01_memory_ladder
 	@kind=$$(sh $(TOOLS)/machine-kind.sh $(BENCH_DIR)/ch01_machine.txt) && \
 	  mv $(BENCH_DIR)/bench.txt $(RECORDED)/bench-$$kind.txt && \
 	  echo "bench: results in $(RECORDED)/bench-$$kind.txt" >&2
+
+# ---------------------------------------------------------------- chapter 13 (Open MPI)
+# Chapter 13's program is an MPI program: its objects take Open MPI's include
+# path and it links libmpi, both from the compiler wrapper mpicc (Debian's
+# libopenmpi-dev, installed by deps.sh). Its headers are system headers to us.
+MPICC       ?= mpicc
+MPI_CFLAGS  := $(patsubst -I%,-isystem %,$(shell $(MPICC) --showme:compile 2>/dev/null))
+MPI_LIBS    := $(shell $(MPICC) --showme:link 2>/dev/null)
+$(B)/obj/tangled/ch13_ring.o $(B)/obj/tangled/ch13_ring.chapter.o: CPPFLAGS += $(MPI_CFLAGS)
+ch13_ring: LDLIBS += $(MPI_LIBS)
 
 # ---------------------------------------------------------------- figures
 # figures/chNN_name.gp draws from the data its chapter's program wrote.
@@ -487,7 +497,7 @@ check-valgrind: $(B)/roots.mk
 	@mkdir -p $(B)/vg $(B)/check
 	@for p in $(PROGRAMS); do \
 	  $(CC) $(VG_OPT) -I$(B)/L/kernels $(filter-out -I$(B)/L/kernels,$(CPPFLAGS)) \
-	    -o $(B)/vg/$$p $(B)/L/tangled/$$p.c $(KERNEL_SRC:%=$(B)/L/%) $(LDLIBS) || exit 1; \
+	    $(MPI_CFLAGS) -o $(B)/vg/$$p $(B)/L/tangled/$$p.c $(KERNEL_SRC:%=$(B)/L/%) $(LDLIBS) $(MPI_LIBS) || exit 1; \
 	done
 	@echo "== valgrind"
 	@sh tests/valgrind_programs.sh $(B)/vg > $(B)/check/valgrind.log.tmp 2>&1; rc=$$?; \
