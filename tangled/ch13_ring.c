@@ -25,6 +25,7 @@ static double span_pairs(row_span a, row_span b, bool causal);
 static size_t kv_floats(const ring_problem *pr, const row_set *s);
 static int message_count(size_t floats);
 static double ring_now(void);
+static void keep_messages_moving(ring_local *me);
 int ring_source(int rank, int ranks, int step)
 {
     return ((rank - step) % ranks + ranks) % ranks;
@@ -125,6 +126,19 @@ static void forward_piece(const ring_problem *pr, const ring_piece *pc, const fl
     attention_fused(&p, q, k, v, s->o, &cfg, NULL);
     merge_rows(p.nq, p.d, run, o_run, s->lse, s->o);
 }
+static void in_flight(ring_local *me, MPI_Request *a, int na, MPI_Request *b, int nb)
+{
+    me->pending[0] = a; me->npending[0] = na;
+    me->pending[1] = b; me->npending[1] = nb;
+}
+static void keep_messages_moving(ring_local *me)
+{
+    for (int i = 0; i < 2; i++)
+        if (me->npending[i] > 0) {
+            int done;
+            MPI_Testall(me->npending[i], me->pending[i], &done, MPI_STATUSES_IGNORE);
+        }
+}
 static void forward_step(const ring_problem *pr, ring_local *me, const row_set *ks,
                          const float *kv, ring_scratch *s)
 {
@@ -141,6 +155,7 @@ static void forward_step(const ring_problem *pr, ring_local *me, const row_set *
                     forward_piece(pr, &pc[i], me->q + (h * qr + lq) * d,
                                   k + (h * kr + lk) * d, v + (h * kr + lk) * d,
                                   me->run + h * qr + lq, me->o + (h * qr + lq) * d, s);
+                    keep_messages_moving(me);
                 }
             }
 }
@@ -193,8 +208,10 @@ void ring_forward(const ring_comm *c, const ring_problem *pr, ring_local *me,
         int nreq = post_next_slice(c, pr, t, buf[0], buf[1], req);
         if (pr->fault_rank == c->rank && t == (c->ranks > 1 ? 1 : 0)) raise(SIGKILL);
         const double t0 = ring_now();
+        in_flight(me, req, nreq, NULL, 0);
         forward_step(pr, me, &ks, buf[0], &me->scratch);
         tm->compute_s += ring_now() - t0;
+        in_flight(me, NULL, 0, NULL, 0);
         wait_all(c, nreq, req, tm);
         float *held = buf[0]; buf[0] = buf[1]; buf[1] = held;
     }
@@ -238,6 +255,7 @@ static void backward_step(const ring_problem *pr, ring_local *me, const row_set 
                     const size_t at = (h * kr + local_row(ks, b, pc[i].k0)) * d;
                     backward_piece(pr, &pc[i], rows_at(me, h * qr + lq, d),
                                    kv + at, kv + kd + at, dkv + at, dkv + kd + at, s);
+                    keep_messages_moving(me);
                 }
             }
 }
@@ -285,8 +303,10 @@ void ring_backward(const ring_comm *c, const ring_problem *pr, ring_local *me,
         if (t > 0) post_sums_in(c, pr, &ks, me->dkv_in, &in);
         if (pr->fault_rank == c->rank && t == (c->ranks > 1 ? 1 : 0)) raise(SIGKILL);
         const double t0 = ring_now();
+        in_flight(me, req, nreq, &in, t > 0);
         backward_step(pr, me, &ks, buf[0], step, &me->scratch);
         tm->compute_s += ring_now() - t0;
+        in_flight(me, NULL, 0, NULL, 0);
         if (t > 0) { wait_all(c, 1, &in, tm); add_sums(me->dkv_in, step, pr, &ks); }
         if (t > 0) wait_all(c, 1, &out, tm);          /* the other buffer is free again */
         pass_sums_right(c, pr, &ks, step, me, &out);
@@ -297,7 +317,7 @@ void ring_backward(const ring_comm *c, const ring_problem *pr, ring_local *me,
 }
 typedef struct {
     const char *q_path, *k_path, *v_path, *dout_path, *out_path, *dq_path, *dk_path, *dv_path;
-    const char *layout, *data_dir, *mpirun;
+    const char *layout, *data_dir, *mpirun, *python, *recorded;
     bool causal, backward, check, json, bench, quick, measure, compute_only, comm_only;
     long seq, seq_k, dim, heads, seed, fault_rank, repeats;
     double scale;
@@ -334,6 +354,9 @@ static void parse_ring_options(int argc, char **argv, ring_options *o)
         { "mpirun", OPT_STRING, &o->mpirun, 0, 0, "PATH", "with --bench: the mpirun to start" },
         { "measure", OPT_FLAG, &o->measure, 0, 0, NULL, "under mpirun: time the ring (the bench's runs)" },
         { "repeats", OPT_INT, &o->repeats, 1, 1000, "R", "with --measure: repetitions" },
+        { "python", OPT_STRING, &o->python, 0, 0, "PY", "with --bench: accepted, unused (no peer here)" },
+        { "recorded", OPT_STRING, &o->recorded, 0, 0, "PATH",
+          "the recorded measurements to report: a file, or a folder of bench-*.txt and ch13-*.txt" },
     };
     options_parse(argc, argv, PROGRAM, "ring attention over MPI: run it with mpirun -np P",
                   opts, sizeof opts / sizeof opts[0]);
@@ -748,9 +771,16 @@ static double timed_ring(const ring_comm *c, const ring_problem *pr, ring_local 
     *compute = tm.compute_s;
     return ring_now() - t0;
 }
+static int slowest_rank(const double *t, int ranks)
+{
+    int s = 0;
+    for (int r = 1; r < ranks; r++) if (t[r] > t[s]) s = r;
+    return s;
+}
 static void run_measure(const ring_comm *c, const ring_options *o, report *rep)
 {
     if (!c->mpi) die_usage(PROGRAM, "--measure runs under mpirun");
+    if (c->ranks > 1024) die_usage(PROGRAM, "--measure: at most 1024 ranks");
     const ring_problem pr = decide_problem(c, o);
     ring_local me = local_new(&pr, c->ranks, c->rank);
     const size_t kf = pr.heads * me.krows.rows * pr.d;
@@ -777,10 +807,16 @@ static void run_measure(const ring_comm *c, const ring_options *o, report *rep)
         const double tr = median_of(ring, (size_t)reps), tc = median_of(comp, (size_t)reps), tm = median_of(comm, (size_t)reps);
         double hidden = tm > 0 ? 100.0 * (1.0 - (tr - tc) / tm) : 100.0;
         hidden = hidden < 0 ? 0 : hidden > 100 ? 100 : hidden;
-        printf("ch13_ring overlap %s %d %zu %zu %zu %s %d %.4g %.4g %.4g %.0f %.3f %.1f %.1f\n",
+        const int slowest = slowest_rank(per_rank, c->ranks);
+        const double flops = 4.0 * ring_rank_pairs(pr.layout, pr.nq, pr.nk, pr.causal, c->ranks, slowest)
+                           * (double)pr.d * (double)pr.heads;
+        const double gflops = flops / per_rank[slowest] / 1e9;
+        const double gbs = c->ranks > 1 ? 4.0 * (double)kv_floats(&pr, &me.krows) * (c->ranks - 1) / tm / 1e9 : 0;
+        printf("ch13_ring overlap %s %d %zu %zu %zu %s %d %.4g %.4g %.4g %.0f %.3f %.1f %.1f %.2f %.2f %.0f\n",
                getenv("CH13_TRANSPORT") ? getenv("CH13_TRANSPORT") : "sm", c->ranks, pr.nq, pr.d,
                pr.heads, pr.layout == RING_PLAIN ? "ring" : "zigzag", pr.causal, tr, tc, tm, hidden,
-               mean > 0 ? most / mean : 1.0, most_rss / 1048576.0, most_counted / 1048576.0);
+               mean > 0 ? most / mean : 1.0, most_rss / 1048576.0, most_counted / 1048576.0,
+               gflops, gbs, gbs > 0 ? 4.0 * gflops / (2.0 * gbs) : 0.0);
     }
     local_free(&me);
     (void)rep;
@@ -791,43 +827,45 @@ static int bench_job(const ring_options *o, const char *transport, int ranks, co
     const char *self = "./ch13_ring";
     snprintf(cmd, sizeof cmd,
              "CH13_TRANSPORT=%s OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
-             "timeout 600 %s --oversubscribe -np %d %s %s --measure %s",
+             "timeout 600 %s -q --oversubscribe -np %d %s %s --measure %s",
              transport, o->mpirun ? o->mpirun : "mpirun", ranks,
              strcmp(transport, "tcp") == 0 ? "--mca btl tcp,self" : "--mca btl self,vader",
              self, args);
     fprintf(stderr, PROGRAM ": bench: %s\n", cmd);
     fflush(stdout);
-    return system(cmd);
+    const int rc = system(cmd);
+    if (rc != 0) printf("# ch13_ring: failed (status %d): %s\n", rc, args);
+    return rc;
 }
 static void run_bench(const ring_options *o, report *rep)
 {
     (void)rep;
     const char *transports[2] = { "sm", "tcp" };
     char args[256];
-    printf("# ch13_ring overlap TRANSPORT P n d heads layout causal ring_s compute_s comm_s "
-           "hidden_pct compute_max/mean peak_rss_MiB counted_MiB\n");
-    const long rows[3] = { 256, 1024, 4096 };
+    printf("# ch13_ring: columns: program kind transport P n d heads layout causal ring_s compute_s "
+           "comm_s hidden_pct compute_max/mean peak_rss_MiB counted_MiB gflops gbs cstar\n");
+    const long rows[3] = { 64, 256, 1024 };
     for (int t = 0; t < 2; t++)
         for (int P = 2; P <= 4; P += 2)
             for (int i = 0; i < (o->quick ? 2 : 3); i++) {
-                snprintf(args, sizeof args, "--seq %ld --dim 64 --heads 4 --repeats 3", rows[i] * P);
+                snprintf(args, sizeof args, "--seq %ld --dim 64 --heads 4 --repeats 5", rows[i] * P);
                 bench_job(o, transports[t], P, args);
             }
     for (int l = 0; l < 2; l++) {
-        snprintf(args, sizeof args, "--seq %d --dim 64 --heads 4 --causal --layout %s --repeats 3",
-                 o->quick ? 4096 : 8192, l ? "zigzag" : "ring");
+        snprintf(args, sizeof args, "--seq 4096 --dim 64 --heads 4 --causal --layout %s --repeats 3",
+                 l ? "zigzag" : "ring");
         bench_job(o, "sm", 4, args);
     }
-    for (int P = 1; P <= 4; P *= 2) bench_job(o, "sm", P, "--seq 65536 --dim 64 --heads 4 --repeats 1");
-    printf("# memory cap: ulimit -v 2000000 (about 1.9 GiB); one process, then four ranks\n");
+    for (int P = 1; P <= 4; P *= 2) bench_job(o, "sm", P, "--seq 1024 --dim 128 --heads 64 --repeats 1");
     fflush(stdout);
-    const int one = system("sh -c 'ulimit -v 2000000; ./ch13_ring --check --seq 262144 --seq-k 262144 "
-                           "--dim 64 --heads 4' 2>&1 | tail -1 | sed 's/^/# one process: /'");
-    const int four = system("sh -c 'ulimit -v 2000000; CH13_TRANSPORT=sm OMPI_ALLOW_RUN_AS_ROOT=1 "
-                            "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 600 mpirun --oversubscribe -np 4 "
-                            "./ch13_ring --measure --seq 262144 --dim 64 --heads 4 --repeats 1' 2>&1 "
-                            "| tail -1 | sed 's/^/# four ranks: /'");
-    (void)one; (void)four;
+    for (int P = 1; P <= 4; P += 3) {
+        char cmd[1024];
+        snprintf(cmd, sizeof cmd, "sh -c 'ulimit -v 600000; CH13_TRANSPORT=sm OMPI_ALLOW_RUN_AS_ROOT=1 "
+                 "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 600 %s -q --oversubscribe -np %d ./ch13_ring "
+                 "--measure --seq 1024 --dim 128 --heads 64 --repeats 1 2>&1; echo \"exit $?\"' "
+                 "| sed 's/^/# cap 600000 KiB, P = %d: /'", o->mpirun ? o->mpirun : "mpirun", P, P);
+        if (system(cmd) != 0) fprintf(stderr, PROGRAM ": bench: the capped run of P = %d failed\n", P);
+    }
 }
 static ring_problem problem_of(const ring_options *o, const attn_params *files)
 {
@@ -856,8 +894,10 @@ static ring_problem decide_problem(const ring_comm *c, const ring_options *o)
         size_t most = 0;
         for (int r = 0; r < c->ranks; r++)
             if (rank_bytes(&pr, c->ranks, r) > most) most = rank_bytes(&pr, c->ranks, r);
-        fa_require(most + (from_files || o->check ? 2 * whole_bytes(&pr) : 0),
-                   "a rank's rows, its slices in flight and (rank 0) the whole problem");
+        const bool whole = from_files || o->check;
+        fa_require(most + (whole ? 2 * whole_bytes(&pr) : 0), whole
+                   ? "a rank's rows, its slices in flight and, on rank 0, the whole problem"
+                   : "a rank's rows and its slices in flight");
     }
     if (c->mpi) MPI_Bcast(&pr, (int)sizeof pr, MPI_BYTE, 0, MPI_COMM_WORLD);
     return pr;

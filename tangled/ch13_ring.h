@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <mpi.h>
 #include "cpu/softmax.h"
 typedef enum { RING_PLAIN, RING_ZIGZAG } ring_layout;
 typedef struct { size_t lo, hi; } row_span;              /* rows lo .. hi-1 */
@@ -28,6 +29,8 @@ typedef struct {
     float *kv, *dkv;                       /* own K then V; own dK then dV */
     float *kvbuf[2], *dkv_step[2], *dkv_in; /* slices and sums in flight */
     float *scratch_big;                    /* rank 0: one rank's rows of a tensor */
+    MPI_Request *pending[2];               /* transfers in flight during a step */
+    int npending[2];
     ring_scratch scratch;
 } ring_local;
 int    ring_source(int rank, int ranks, int step);
