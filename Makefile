@@ -272,6 +272,8 @@ MPI_CFLAGS  := $(patsubst -I%,-isystem %,$(shell $(MPICC) --showme:compile 2>/de
 MPI_LIBS    := $(shell $(MPICC) --showme:link 2>/dev/null)
 $(B)/obj/tangled/ch13_ring.o $(B)/obj/tangled/ch13_ring.chapter.o: CPPFLAGS += $(MPI_CFLAGS)
 ch13_ring: LDLIBS += $(MPI_LIBS)
+$(B)/bin/grade_13_%: TEST_LDLIBS += $(MPI_LIBS)
+$(B)/obj/tests/grade_13_%.o: CPPFLAGS += $(MPI_CFLAGS)
 
 # ---------------------------------------------------------------- figures
 # figures/chNN_name.gp draws from the data its chapter's program wrote.
@@ -430,7 +432,7 @@ check-fresh:
 check-grade-all: $(GRADERS:%=$(B)/bin/%) | check-fresh
 	@mkdir -p $(B)/check
 	@echo "== grade-all"
-	@sh $(TOOLS)/test-grade-all.sh $(B) "$(CC) $(CPPFLAGS) $(CFLAGS)" "$(OPT) $(TEST_LDLIBS)" $(NW) \
+	@sh $(TOOLS)/test-grade-all.sh $(B) "$(CC) $(CPPFLAGS) $(CFLAGS)" "$(OPT) $(TEST_LDLIBS) $(MPI_LIBS)" $(NW) \
 	  > $(B)/check/grade-all.log.tmp 2>&1; rc=$$?; cat $(B)/check/grade-all.log.tmp; \
 	  mv $(B)/check/grade-all.log.tmp $(B)/check/grade-all.log; exit $$rc
 
@@ -445,7 +447,7 @@ check-exercises: | $(B)/deps.stamp check-fresh
 check-graders: $(GRADERS:%=$(B)/bin/%) | check-fresh
 	@mkdir -p $(B)/check
 	@echo "== graders"
-	@sh $(TOOLS)/prove-graders.sh $(B) "$(CC) $(CPPFLAGS) $(CFLAGS)" "$(OPT) $(TEST_LDLIBS)" $(NW) \
+	@sh $(TOOLS)/prove-graders.sh $(B) "$(CC) $(CPPFLAGS) $(CFLAGS)" "$(OPT) $(TEST_LDLIBS) $(MPI_LIBS)" $(NW) \
 	  > $(B)/check/graders.log.tmp 2>&1; rc=$$?; cat $(B)/check/graders.log.tmp; \
 	  mv $(B)/check/graders.log.tmp $(B)/check/graders.log; exit $$rc
 
