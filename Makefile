@@ -244,7 +244,7 @@ $(B)/data/ch08_cachegrind_%.txt: $(B)/avx2/ch08_fused_timing
 # machine, chapters/recorded/bench-KIND.txt (KIND: chapters/tools/machine-kind.sh),
 # headed by the date, the commit and the profile. It measures, so it runs alone.
 # (chapter 10 measures on a GPU: make bench-gpu)
-BENCH_PROGRAMS := $(filter ch08_% ch09_% ch11_%,$(PROGRAMS))
+BENCH_PROGRAMS := $(filter ch08_% ch09_% ch11_% ch13_%,$(PROGRAMS))
 BENCH_DIR   := $(B)/bench
 bench: private .SHELLFLAGS := $(MEASURING_SHELL)
 bench: $(BENCH_PROGRAMS) ch01_memory_ladder
@@ -264,6 +264,18 @@ bench: $(BENCH_PROGRAMS) ch01_memory_ladder
 	@kind=$$(sh $(TOOLS)/machine-kind.sh $(BENCH_DIR)/ch01_machine.txt) && \
 	  mv $(BENCH_DIR)/bench.txt $(RECORDED)/bench-$$kind.txt && \
 	  echo "bench: results in $(RECORDED)/bench-$$kind.txt" >&2
+
+# ---------------------------------------------------------------- chapter 13 (Open MPI)
+# Chapter 13's program is an MPI program: its objects take Open MPI's include
+# path and it links libmpi, both from the compiler wrapper mpicc (Debian's
+# libopenmpi-dev, installed by deps.sh). Its headers are system headers to us.
+MPICC       ?= mpicc
+MPI_CFLAGS  := $(patsubst -I%,-isystem %,$(shell $(MPICC) --showme:compile 2>/dev/null))
+MPI_LIBS    := $(shell $(MPICC) --showme:link 2>/dev/null)
+$(B)/obj/tangled/ch13_ring.o $(B)/obj/tangled/ch13_ring.chapter.o: CPPFLAGS += $(MPI_CFLAGS)
+ch13_ring: LDLIBS += $(MPI_LIBS)
+$(B)/bin/grade_13_%: TEST_LDLIBS += $(MPI_LIBS)
+$(B)/obj/tests/grade_13_%.o: CPPFLAGS += $(MPI_CFLAGS)
 
 # ---------------------------------------------------------------- figures
 # figures/chNN_name.gp draws from the data its chapter's program wrote.
@@ -430,7 +442,7 @@ check-fresh:
 check-grade-all: $(GRADERS:%=$(B)/bin/%) | check-fresh
 	@mkdir -p $(B)/check
 	@echo "== grade-all"
-	@$(TIMED) grade-all sh $(TOOLS)/test-grade-all.sh $(B) "$(CC) $(CPPFLAGS) $(CFLAGS)" "$(OPT) $(TEST_LDLIBS)" $(NW) \
+	@$(TIMED) grade-all sh $(TOOLS)/test-grade-all.sh $(B) "$(CC) $(CPPFLAGS) $(CFLAGS)" "$(OPT) $(TEST_LDLIBS) $(MPI_LIBS)" $(NW) \
 	  > $(B)/check/grade-all.log.tmp 2>&1; rc=$$?; cat $(B)/check/grade-all.log.tmp; \
 	  mv $(B)/check/grade-all.log.tmp $(B)/check/grade-all.log; exit $$rc
 
@@ -445,7 +457,7 @@ check-exercises: | $(B)/deps.stamp check-fresh
 check-graders: $(GRADERS:%=$(B)/bin/%) | check-fresh
 	@mkdir -p $(B)/check
 	@echo "== graders"
-	@$(TIMED) graders sh $(TOOLS)/prove-graders.sh $(B) "$(CC) $(CPPFLAGS) $(CFLAGS)" "$(OPT) $(TEST_LDLIBS)" $(NW) \
+	@$(TIMED) graders sh $(TOOLS)/prove-graders.sh $(B) "$(CC) $(CPPFLAGS) $(CFLAGS)" "$(OPT) $(TEST_LDLIBS) $(MPI_LIBS)" $(NW) \
 	  > $(B)/check/graders.log.tmp 2>&1; rc=$$?; cat $(B)/check/graders.log.tmp; \
 	  mv $(B)/check/graders.log.tmp $(B)/check/graders.log; exit $$rc
 
@@ -496,9 +508,9 @@ check-tangle: | $(B)/deps.stamp check-fresh
 VG_OPT      := -std=c17 -O1 -g -mavx2 -mfma
 $(B)/vg/obj/%.o: $(B)/L/%.c $(B)/flags.txt | $(B)/roots.mk
 	@mkdir -p $(dir $@)
-	$(CC) $(VG_OPT) $(CPPFLAGS) -MMD -MP -c $< -o $@
+	$(CC) $(VG_OPT) $(CPPFLAGS) $(MPI_CFLAGS) -MMD -MP -c $< -o $@
 $(B)/vg/%: $(B)/vg/obj/tangled/%.o $(KERNEL_SRC:%.c=$(B)/vg/obj/%.o)
-	$(CC) $(VG_OPT) -o $@ $^ $(LDLIBS)
+	$(CC) $(VG_OPT) -o $@ $^ $(LDLIBS) $(MPI_LIBS)
 -include $(shell find $(B)/vg -name '*.d' 2>/dev/null)
 check-valgrind: $(PROGRAMS:%=$(B)/vg/%)
 	@mkdir -p $(B)/check

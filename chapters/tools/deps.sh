@@ -15,7 +15,7 @@ SASS_VENV=${SASS_VENV:-.build/sass-venv}
 SASS_WHEELS="nvidia-cuda-cuobjdump==13.2.51 nvidia-cuda-nvdisasm==13.2.51"
 PACKAGES="noweb pandoc nodejs libcriterion-dev gnuplot-nox texlive-latex-recommended \
 texlive-latex-extra texlive-xetex texlive-fonts-recommended lmodern fonts-dejavu-core libjs-katex \
-libopenblas-dev python3 gcc make clang libclang-rt-14-dev valgrind"
+libopenblas-dev python3 gcc make clang libclang-rt-14-dev valgrind libopenmpi-dev openmpi-bin"
 missing=""
 need() { command -v "$1" >/dev/null 2>&1 || missing="$missing $2"; }
 need_file() { [ -e "$1" ] || missing="$missing $2"; }
@@ -27,6 +27,8 @@ need python3 python3
 need gcc gcc
 need clang clang
 need valgrind valgrind
+need mpicc libopenmpi-dev   # chapter 13: Open MPI's compiler wrapper and headers
+need mpirun openmpi-bin
 ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 \
     || missing="$missing libclang-rt-14-dev"
 need_file /usr/include/criterion/criterion.h libcriterion-dev

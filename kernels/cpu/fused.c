@@ -268,7 +268,7 @@ static size_t item_cost(const attn_params *p, size_t q0)
 typedef struct {
     const attn_params *p;
     const float *q, *k, *v;
-    float *o;
+    float *o, *lse;             /* lse: NULL, or one float per query row */
     fused_isa_copy isa;
     bool count_only;
     const fused_item *items;
@@ -307,11 +307,13 @@ static void start_item(const fused_job *job, fused_workspace *w, fused_item it,
     for (size_t r = 0; r < rows_pad; r++) { w->m[r] = -INFINITY; w->l[r] = 0.0f; }
 }
 static void finish_item(const fused_workspace *w, const attn_params *p, size_t q0,
-                        size_t rows, size_t dp, float *o)
+                        size_t rows, size_t dp, float *o, float *lse)
 {
     const size_t d = p->d;
     for (size_t r = 0; r < rows; r++) {
-        if (!attn_row_sees_a_key(p, q0 + r)) { memset(o + r * d, 0, d * sizeof *o); continue; }
+        const bool sees = attn_row_sees_a_key(p, q0 + r);
+        if (lse) lse[r] = sees ? w->m[r] + logf(w->l[r]) : -INFINITY;
+        if (!sees) { memset(o + r * d, 0, d * sizeof *o); continue; }
         for (size_t c = 0; c < d; c++) o[r * d + c] = w->acc[r * dp + c] / w->l[r];
     }
 }
@@ -336,7 +338,8 @@ static void run_item(const fused_job *job, fused_workspace *w, fused_item it,
         if (!job->count_only) visit_key_block(job, w, &t, k, v, k0, cols, kind);
     }
     if (!job->count_only)
-        finish_item(w, p, it.q0, rows, dp, job->o + (it.head * p->nq + it.q0) * p->d);
+        finish_item(w, p, it.q0, rows, dp, job->o + (it.head * p->nq + it.q0) * p->d,
+                    job->lse ? job->lse + it.head * p->nq + it.q0 : NULL);
 }
 typedef struct { fused_job *job; fused_workspace w; attn_counts counts; } fused_worker;
 
@@ -444,7 +447,7 @@ void attention_fused(const attn_params *p, const float *q, const float *k,
                  fused_isa_name(cfg->isa), fa_isa_name(fa_isa_cap(NULL)));
     const attn_params blocks = fused_blocks(p, cfg);
     require_params(&blocks, "attention_fused");
-    fused_job job = { .p = &blocks, .q = q, .k = k, .v = v, .o = o,
+    fused_job job = { .p = &blocks, .q = q, .k = k, .v = v, .o = o, .lse = cfg->lse,
                       .isa = copy_for(fused_isa_chosen(cfg->isa)),
                       .count_only = cfg->count_only };
     fused_item *items = make_items(&blocks, &job.item_count);

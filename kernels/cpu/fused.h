@@ -26,6 +26,7 @@ typedef struct {
     fused_isa isa;          /* FUSED_ISA_AUTO: the widest the CPU has    */
     bool      count_only;   /* walk the blocks and count; compute nothing */
     size_t    block_q, block_k;  /* 0: the kernel's own choice          */
+    float    *lse;          /* NULL, or per query row m + log l (-inf: no key) */
 } fused_config;
 
 void attention_fused(const attn_params *p, const float *q, const float *k,
