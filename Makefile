@@ -358,9 +358,8 @@ $(B)/solutions/book.md: $(NW) $(TOOLS)/edition.py $(TOOLS)/noweb2md.py $(BOOK_RE
 
 $(INSTRUCTOR)/index.html: $(B)/instructor/book.md $(FIGURES:%=$(B)/fig/%.svg) $(TOOLS)/weave-html.sh
 	sh $(TOOLS)/weave-html.sh $< $@
-$(INSTRUCTOR)/flash-attention-instructor.pdf: $(B)/instructor/book.md $(FIGURES:%=$(B)/fig/%.pdf) $(TOOLS)/weave-pdf.sh \
-                                              book/flash-attention-program.pdf
-	sh $(TOOLS)/weave-pdf.sh --seed $(B)/pdf-aux $< $@
+$(INSTRUCTOR)/flash-attention-instructor.pdf: $(B)/instructor/book.md $(FIGURES:%=$(B)/fig/%.pdf) $(TOOLS)/weave-pdf.sh
+	sh $(TOOLS)/weave-pdf.sh $< $@
 $(INSTRUCTOR)/solutions.pdf: $(B)/solutions/book.md $(FIGURES:%=$(B)/fig/%.pdf) $(TOOLS)/weave-pdf.sh
 	sh $(TOOLS)/weave-pdf.sh $< $@
 

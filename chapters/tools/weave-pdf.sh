@@ -5,8 +5,6 @@
 #   sh chapters/tools/weave-pdf.sh .build/book.md book/flash-attention-program.pdf
 #   sh chapters/tools/weave-pdf.sh --reader .build/pdf-aux/book.aux \
 #       .build/book.md book/flash-attention.pdf
-#   sh chapters/tools/weave-pdf.sh --seed .build/pdf-aux \
-#       .build/instructor/book.md book/instructor/flash-attention-instructor.pdf
 #
 # Two volumes are woven from the same Markdown.  Without --reader: the
 # complete program, every chunk and both indexes.  With --reader: the
@@ -28,18 +26,13 @@ set -eu
 
 volume=program
 other_aux=
-seed=
-if [ $# -ge 2 ] && [ "$1" = --seed ]; then
-    seed=$2
-    shift 2
-fi
 if [ $# -ge 2 ] && [ "$1" = --reader ]; then
     volume=reader
     other_aux=$2
     shift 2
 fi
 if [ $# -ne 2 ]; then
-    echo "usage: sh weave-pdf.sh [--seed AUXDIR] [--reader PROGRAM.aux] BOOK.md OUT.pdf" >&2
+    echo "usage: sh weave-pdf.sh [--reader PROGRAM.aux] BOOK.md OUT.pdf" >&2
     exit 2
 fi
 in=$1
@@ -143,14 +136,8 @@ tex_failed() {
     echo "weave-pdf: error: xelatex failed; see $cache/book.tex and book.log" >&2
     exit 1
 }
-# A volume woven for the first time may start from the auxiliary files of a
-# volume much like it (--seed: the instructor's edition from the complete
-# program's), so that its cross references settle a run sooner; the runs
-# still go on until they stop changing, so the result is the same.
-from=$cache
-if [ ! -f "$cache/book.aux" ] && [ -n "$seed" ] && [ -f "$seed/book.aux" ]; then from=$seed; fi
 for x in aux toc out; do
-    if [ -f "$from/book.$x" ]; then cp "$from/book.$x" "$work/book.$x"; fi
+    if [ -f "$cache/book.$x" ]; then cp "$cache/book.$x" "$work/book.$x"; fi
 done
 runs=0
 while :; do
