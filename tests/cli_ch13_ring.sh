@@ -2,6 +2,10 @@
 # cli_ch13_ring.sh — chapter 13's ring under mpirun (run from the repository root).
 # Tangled from chapters/ch13_ring.nw.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+# Under make check SAN=1: Open MPI leaves its own allocations (some in
+# components it has already unloaded, which no suppression can name) at
+# MPI_Finalize; leak detection is off for these jobs, the rest of ASan on.
+if [ -n "${FA_SAN:-}" ]; then export ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0"; fi
 fail=0
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
