@@ -16,6 +16,8 @@ static inline uint32_t f32_bits(float x) { uint32_t u; memcpy(&u, &x, sizeof u);
 static inline float f32_of_bits(uint32_t u) { float x; memcpy(&x, &u, sizeof x); return x; }
 static inline uint32_t bits_exponent(uint32_t u) { return (u >> 23) & 0xffu; }
 float bf16_float(bf16 h) { return f32_of_bits((uint32_t)h << 16); }
+static float quiet_nan(float x) { return f32_of_bits(f32_bits(x) | 0x400000u); }
+static float nan_or_default(float x) { return isnan(x) ? f32_of_bits(BF16_DEFAULT_NAN) : x; }
 static inline bool bf16_is_nan(bf16 h) { return ((h >> 7) & 0xffu) == 0xffu && (h & 0x7fu); }
 bf16 bf16_round(float x)
 {
@@ -33,13 +35,18 @@ static float flush_denormal(float x)
 
 static float fused_step(float acc, float a, float b)
 {
+    if (isnan(a)) return quiet_nan(a);
+    if (isnan(b)) return quiet_nan(b);
+    if (isnan(acc)) return quiet_nan(acc);
     const double product = (double)flush_denormal(a) * (double)flush_denormal(b);
     const double sum = product + (double)flush_denormal(acc);
-    return flush_denormal((float)sum);
+    return nan_or_default(flush_denormal((float)sum));
 }
 static float flushed_sum(float x, float y)
 {
-    return flush_denormal(flush_denormal(x) + flush_denormal(y));
+    if (isnan(x)) return quiet_nan(x);
+    if (isnan(y)) return quiet_nan(y);
+    return nan_or_default(flush_denormal(flush_denormal(x) + flush_denormal(y)));
 }
 float bf16_dot_lane(float acc, uint32_t a, uint32_t b)
 {
