@@ -276,6 +276,8 @@ $(B)/obj/tangled/ch13_ring.o $(B)/obj/tangled/ch13_ring.chapter.o: CPPFLAGS += $
 ch13_ring: LDLIBS += $(MPI_LIBS)
 $(B)/bin/grade_13_%: TEST_LDLIBS += $(MPI_LIBS)
 $(B)/obj/tests/grade_13_%.o: CPPFLAGS += $(MPI_CFLAGS)
+$(B)/bin/test_ch13_ring: TEST_LDLIBS += $(MPI_LIBS)
+$(B)/obj/tests/test_ch13_ring.o: CPPFLAGS += $(MPI_CFLAGS)
 
 # ---------------------------------------------------------------- figures
 # figures/chNN_name.gp draws from the data its chapter's program wrote.
