@@ -519,7 +519,7 @@ static attn_params check_files(const ring_options *o)
     for (int i = 1; i < 4; i++)
         if ((i < n) != (out[i] != NULL) || (o->backward != (in[3] != NULL)))
             die_usage(PROGRAM, "--dout --dq --dk --dv go with --backward, all four");
-    npy_refuse_overlap(PROGRAM, out, (size_t)n, in, o->backward ? 4 : 3);
+    npy_reserve_outputs_or_exit(PROGRAM, out, (size_t)n, in, o->backward ? 4 : 3);
     attn_params p = attn_params_from_headers(PROGRAM, in);
     if (o->backward) {
         const tensor qs = npy_shape_or_exit(PROGRAM, in[0]), ds = npy_shape_or_exit(PROGRAM, in[3]);
@@ -905,6 +905,7 @@ static ring_problem decide_problem(const ring_comm *c, const ring_options *o)
 static void run_job(const ring_comm *c, const ring_options *o, report *rep)
 {
     const ring_problem pr = decide_problem(c, o);
+    if (!c->mpi) fprintf(stderr, PROGRAM ": one process, not under mpirun: the ring of P = 1\n");
     const bool whole = c->rank == 0 && (file_mode(o) || o->check);
     ring_whole w = { 0 };
     ring_results res = { 0 };
@@ -979,10 +980,8 @@ int main(int argc, char **argv)
     report *r = report_new(PROGRAM, o.json);
     if (o.bench) run_bench(&o, r);
     else if (o.measure) run_measure(&c, &o, r);
-    else if (c.mpi || file_mode(&o) || o.check) {
-        if (!c.mpi) fprintf(stderr, PROGRAM ": one process, not under mpirun: the ring of P = 1\n");
-        run_job(&c, &o, r);
-    } else run_receipts(&o, r);
+    else if (c.mpi || file_mode(&o) || o.check) run_job(&c, &o, r);
+    else run_receipts(&o, r);
     if (c.rank == 0) report_finish(r, stdout);
     ring_stop(&c);
     return 0;

@@ -206,7 +206,7 @@ for last in /dev/full data pipe long; do
         --backward $qkv $dout --out out.npy --dq saved/q.npy --dk saved/k.npy --dv $target
 done
 refuse "ch10 --data with files" ch10_gpu --device cpu $qkv --out o.npy --data data
-writers="ch04 ch08 ch09 ch10 ch10b ch11"
+writers="ch04 ch08 ch09 ch10 ch10b ch11 ch13 ch13b"
 writes() {   # writes NAME Q: the program NAME with --q Q, ending in its --out option
     rest="--k k.npy --v v.npy"; grads="--dout dout.npy --dq dq.npy --dk dk.npy --dv dv.npy"
     case $1 in
@@ -216,6 +216,8 @@ writes() {   # writes NAME Q: the program NAME with --q Q, ending in its --out o
         ch10)  echo "ch10_gpu --device cpu --q $2 $rest --out" ;;
         ch10b) echo "ch10_gpu --device cpu --backward --q $2 $rest $grads --out" ;;
         ch11)  echo "ch11_amx --kernel emulated --q $2 $rest --out" ;;
+        ch13)  echo "ch13_ring --q $2 $rest --out" ;;
+        ch13b) echo "ch13_ring --backward --q $2 $rest $grads --out" ;;
     esac
 }
 for w in $writers; do
