@@ -230,7 +230,7 @@ static void report_peaks(report *r, const ch11_options *o, bool vdp, bool amx)
 }
 static const struct { const char *what; int ops; } SOFTMAX_OPS[] = {
     { "load and scale two vectors of scores", 4 }, { "mask the hidden keys", 2 },
-    { "the row's max: two reductions of 16 lanes", 16 }, { "the new max and e^(m - m')", 18 },
+    { "the row's max: two reductions of 16 lanes", 16 }, { "the new max; e^(m - m') for sixteen rows at once", 4 },
     { "subtract and exponentiate two vectors", 32 }, { "convert to bf16 and store", 2 },
     { "widen the bf16 back and add into the sums", 10 },
 };

@@ -30,7 +30,7 @@ typedef struct {
     void (*load_q)(amx_engine_state *, const bf16 *, size_t);
     void (*scores)(amx_engine_state *, const bf16 *, size_t, float *);
     void (*values)(amx_engine_state *, const bf16 *, const bf16 *, size_t, float *);
-    void (*softmax_row)(const float *, uint32_t, float, vexp_isa, amx_row *, bf16 *, float *);
+    void (*softmax_rows)(const float *, const uint32_t *, float, vexp_isa, amx_row *, bf16 *, float *);
     bool tiles;                           /* configure and release AMX's tiles */
 } amx_engine;
 #define TILE_ZERO(t) _tile_zero(t)
@@ -219,28 +219,35 @@ static void vdp_emu_values(amx_engine_state *e, const bf16 *p, const bf16 *vb, s
         }
 }
 __attribute__((target("avx512f,avx512bf16")))
-static void softmax_row_hw(const float *s, uint32_t visible, float scale, vexp_isa isa,
-                           amx_row *row, bf16 *p, float *alpha)
+static void softmax_rows_hw(const float *s, const uint32_t *visible, float scale, vexp_isa isa,
+                            amx_row *row, bf16 *p, float *alpha)
 {
     (void)isa;
-    const __m512 inf = _mm512_set1_ps(-INFINITY);
-    __m512 x0 = _mm512_mul_ps(_mm512_loadu_ps(s), _mm512_set1_ps(scale));
-    __m512 x1 = _mm512_mul_ps(_mm512_loadu_ps(s + 16), _mm512_set1_ps(scale));
-    x0 = _mm512_mask_mov_ps(inf, (__mmask16)visible, x0);
-    x1 = _mm512_mask_mov_ps(inf, (__mmask16)(visible >> 16), x1);
-    const float m_new = max_of(row->m, fmaxf(_mm512_reduce_max_ps(x0), _mm512_reduce_max_ps(x1)));
-    const float base = m_new == -INFINITY ? 0.0f : m_new;
-    *alpha = _mm512_cvtss_f32(vexp16(_mm512_set1_ps(row->m - base)));
-    const __m512bh pb = _mm512_cvtne2ps_pbh(vexp16(_mm512_sub_ps(x1, _mm512_set1_ps(base))),
-                                            vexp16(_mm512_sub_ps(x0, _mm512_set1_ps(base))));
-    _mm512_storeu_si512(p, (__m512i)pb);
-    const __m512i wide = (__m512i)pb;
-    const __m512 p0 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_castsi512_si256(wide)), 16));
-    const __m512 p1 = _mm512_castsi512_ps(_mm512_slli_epi32(
-        _mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(wide, 1)), 16));
-    _mm512_storeu_ps(row->l, _mm512_fmadd_ps(_mm512_loadu_ps(row->l), _mm512_set1_ps(*alpha),
-                                             _mm512_add_ps(p0, p1)));
-    row->m = m_new;
+    float m_old[AMX_TILE_ROWS], base[AMX_TILE_ROWS];
+    __m512 x[AMX_TILE_ROWS][2];
+    for (size_t r = 0; r < AMX_TILE_ROWS; r++) {
+        const __m512 inf = _mm512_set1_ps(-INFINITY), sc = _mm512_set1_ps(scale);
+        x[r][0] = _mm512_mask_mov_ps(inf, (__mmask16)visible[r], _mm512_mul_ps(_mm512_loadu_ps(s + r * 32), sc));
+        x[r][1] = _mm512_mask_mov_ps(inf, (__mmask16)(visible[r] >> 16),
+                                     _mm512_mul_ps(_mm512_loadu_ps(s + r * 32 + 16), sc));
+        const float m_new = max_of(row[r].m, fmaxf(_mm512_reduce_max_ps(x[r][0]), _mm512_reduce_max_ps(x[r][1])));
+        base[r] = m_new == -INFINITY ? 0.0f : m_new;
+        m_old[r] = row[r].m;
+        row[r].m = m_new;
+    }
+    _mm512_storeu_ps(alpha, vexp16(_mm512_sub_ps(_mm512_loadu_ps(m_old), _mm512_loadu_ps(base))));
+    for (size_t r = 0; r < AMX_TILE_ROWS; r++) {
+        const __m512 b = _mm512_set1_ps(base[r]);
+        const __m512bh pb = _mm512_cvtne2ps_pbh(vexp16(_mm512_sub_ps(x[r][1], b)),
+                                                vexp16(_mm512_sub_ps(x[r][0], b)));
+        _mm512_storeu_si512(p + r * 32, (__m512i)pb);
+        const __m512i wide = (__m512i)pb;
+        const __m512 p0 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_castsi512_si256(wide)), 16));
+        const __m512 p1 = _mm512_castsi512_ps(_mm512_slli_epi32(
+            _mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(wide, 1)), 16));
+        _mm512_storeu_ps(row[r].l, _mm512_fmadd_ps(_mm512_loadu_ps(row[r].l), _mm512_set1_ps(alpha[r]),
+                                                    _mm512_add_ps(p0, p1)));
+    }
 }
 static void softmax_row_emu(const float *s, uint32_t visible, float scale, vexp_isa isa,
                             amx_row *row, bf16 *p, float *alpha)
@@ -260,6 +267,12 @@ static void softmax_row_emu(const float *s, uint32_t visible, float scale, vexp_
         row->l[t] = fmaf(row->l[t], *alpha, bf16_float(p[t]) + bf16_float(p[t + 16]));
     row->m = m_new;
 }
+static void softmax_rows_emu(const float *s, const uint32_t *visible, float scale, vexp_isa isa,
+                             amx_row *row, bf16 *p, float *alpha)
+{
+    for (size_t r = 0; r < AMX_TILE_ROWS; r++)
+        softmax_row_emu(s + r * 32, visible[r], scale, isa, &row[r], p + r * 32, &alpha[r]);
+}
 static void add_block_values(float *o, const float *pv, const float *alpha, size_t dpad)
 {
     for (size_t r = 0; r < AMX_TILE_ROWS; r++)
@@ -276,10 +289,10 @@ static float amx_row_sum(const amx_row *row)
     return l[0];
 }
 static const amx_engine ENGINES[AMX_ENGINES] = {
-    [AMX_KERNEL_AMX] = { amx_hw_load_q, amx_hw_scores, amx_hw_values, softmax_row_hw, true },
-    [AMX_KERNEL_AVX512BF16] = { vdp_load_q, vdp_hw_scores, vdp_hw_values, softmax_row_hw, false },
-    [AMX_KERNEL_EMULATED] = { emu_load_q, emu_scores, emu_values, softmax_row_emu, false },
-    [AMX_KERNEL_EMULATED_VDP] = { vdp_load_q, vdp_emu_scores, vdp_emu_values, softmax_row_emu, false },
+    [AMX_KERNEL_AMX] = { amx_hw_load_q, amx_hw_scores, amx_hw_values, softmax_rows_hw, true },
+    [AMX_KERNEL_AVX512BF16] = { vdp_load_q, vdp_hw_scores, vdp_hw_values, softmax_rows_hw, false },
+    [AMX_KERNEL_EMULATED] = { emu_load_q, emu_scores, emu_values, softmax_rows_emu, false },
+    [AMX_KERNEL_EMULATED_VDP] = { vdp_load_q, vdp_emu_scores, vdp_emu_values, softmax_rows_emu, false },
 };
 static void pack_key_block(const amx_shape *sh, const float *k, size_t k0, bf16 *out)
 {
@@ -363,10 +376,10 @@ static void do_slice(const amx_job *job, amx_workspace *w, size_t head, size_t q
         const size_t block_elems = sh->dpad * 32;
         const bf16 *kb = job->packed_k + (head * sh->blocks + b) * block_elems;
         const bf16 *vb = job->packed_v + (head * sh->blocks + b) * block_elems;
+        uint32_t visible[AMX_TILE_ROWS];
+        for (size_t r = 0; r < AMX_TILE_ROWS; r++) visible[r] = visible_keys(job, kind, q0 + r, 32 * b);
         job->engine->scores(&w->engine, kb, sh->chunks, w->s);
-        for (size_t r = 0; r < AMX_TILE_ROWS; r++)
-            job->engine->softmax_row(w->s + r * 32, visible_keys(job, kind, q0 + r, 32 * b), job->p->scale,
-                                     job->exp_isa, &w->row[r], w->p + r * 32, &w->alpha[r]);
+        job->engine->softmax_rows(w->s, visible, job->p->scale, job->exp_isa, w->row, w->p, w->alpha);
         job->engine->values(&w->engine, w->p, vb, sh->dpad, w->pv);
         add_block_values(w->o, w->pv, w->alpha, sh->dpad);
     }
