@@ -386,7 +386,8 @@ Test(ch08, decode_bytes_cover_what_a_call_allocates)
         fa_reset_peak();
         decode_run(&t, DECODE_FP32, &cfg);
         const size_t used = fa_bytes_peak() - before, said = attention_decode_bytes(&p, &cfg);
-        cr_expect(used <= said, "%d threads: allocated %zu bytes, said %zu", threads, used, said);
+        cr_expect(used <= said && (threads > 1 || said <= used + used / 8),
+                  "%d threads: allocated %zu bytes, said %zu", threads, used, said);
     }
     decode_problem_free(&t);
 }
