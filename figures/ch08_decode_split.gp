@@ -13,6 +13,6 @@ set yrange [-0.2:5] ; set ytics ('merge' 0, '1' 1, '2' 2, '3' 3, '4' 4)
 set key off
 set style fill solid 0.6 border lc rgb 'black'
 f = data.'/ch08_decode_split.dat'
-plot f using (($3+$4)/2000.0):1:(($4-$3)/2000.0*0.96):(0.35):5 with boxxyerror lc variable, \
+plot f using (($3+$4)/2000.0):1:(($4-$3)/2000.0*0.96):(0.35):($5+1) with boxxyerror lc variable, \
      f using (($3+$4)/2000.0):1:(sprintf('%d', $5)) with labels, \
      f using ($1 == 1 ? $3/1000.0 : 1/0):(0):(($4-$3)/1000.0):(0) with vectors head filled lc rgb 'black'
