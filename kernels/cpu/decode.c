@@ -36,6 +36,7 @@ typedef struct decode_job {
 #define VHMAX(x) (x)
 #define VHSUM(x) (x)
 #define VWIDEN(p) bf16_float(*(p))
+#define VHSUM4(a, b, c, d, out) ((out)[0] = (a), (out)[1] = (b), (out)[2] = (c), (out)[3] = (d))
 #include "cpu/decode_micro.h"
 #pragma GCC push_options
 #pragma GCC target("avx2,fma")
@@ -70,6 +71,16 @@ static inline __attribute__((always_inline)) float hsum8(__m256 x)
 }
 #define VWIDEN(p) _mm256_castsi256_ps(_mm256_slli_epi32( \
     _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(p))), 16))
+static inline __attribute__((always_inline)) void hsum4x8(__m256 a, __m256 b, __m256 c,
+                                                          __m256 d, float *out)
+{
+    const __m256 ab = _mm256_add_ps(_mm256_unpacklo_ps(a, b), _mm256_unpackhi_ps(a, b));
+    const __m256 cd = _mm256_add_ps(_mm256_unpacklo_ps(c, d), _mm256_unpackhi_ps(c, d));
+    const __m256 u = _mm256_add_ps(_mm256_shuffle_ps(ab, cd, _MM_SHUFFLE(1, 0, 1, 0)),
+                                   _mm256_shuffle_ps(ab, cd, _MM_SHUFFLE(3, 2, 3, 2)));
+    _mm_storeu_ps(out, _mm_add_ps(_mm256_castps256_ps128(u), _mm256_extractf128_ps(u, 1)));
+}
+#define VHSUM4(a, b, c, d, out) hsum4x8(a, b, c, d, out)
 #include "cpu/decode_micro.h"
 #pragma GCC pop_options
 #pragma GCC push_options
@@ -93,6 +104,18 @@ static inline __attribute__((always_inline)) float hsum8(__m256 x)
 #define VMAX(a, b) VI(max_ps)(a, b)
 #define VWIDEN(p) _mm512_castsi512_ps(_mm512_slli_epi32( \
     _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(p))), 16))
+static inline __attribute__((always_inline)) void hsum4x16(__m512 a, __m512 b, __m512 c,
+                                                           __m512 d, float *out)
+{
+    const __m512 ab = _mm512_add_ps(_mm512_unpacklo_ps(a, b), _mm512_unpackhi_ps(a, b));
+    const __m512 cd = _mm512_add_ps(_mm512_unpacklo_ps(c, d), _mm512_unpackhi_ps(c, d));
+    const __m512 u = _mm512_add_ps(_mm512_shuffle_ps(ab, cd, _MM_SHUFFLE(1, 0, 1, 0)),
+                                   _mm512_shuffle_ps(ab, cd, _MM_SHUFFLE(3, 2, 3, 2)));
+    const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(u), _mm256_castpd_ps(
+                                   _mm512_extractf64x4_pd(_mm512_castps_pd(u), 1)));
+    _mm_storeu_ps(out, _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1)));
+}
+#define VHSUM4(a, b, c, d, out) hsum4x16(a, b, c, d, out)
 #include "cpu/decode_micro.h"
 #pragma GCC pop_options
 size_t decode_spans(size_t nk) { return (nk + DECODE_SPAN - 1) / DECODE_SPAN; }

@@ -5,18 +5,28 @@
 ALWAYS void FN(decode_scores)(const float *restrict qs, const float *restrict kb,
                               size_t rows, size_t n, size_t d, float *restrict s)
 {
-    for (size_t r = 0; r < rows; r++)
-        for (size_t j = 0; j < n; j++) {
-            const float *qr = qs + r * d, *kj = kb + j * d;
-            V a = VZERO(), b = VZERO();
-            size_t c = 0;
-            for (; c + 2 * W <= d; c += 2 * W) {
-                a = VFMA(VLOAD(qr + c), VLOAD(kj + c), a);
-                b = VFMA(VLOAD(qr + c + W), VLOAD(kj + c + W), b);
+    for (size_t r = 0; r < rows; r++) {
+        const float *qr = qs + r * d;
+        float *sr = s + r * DECODE_BLOCK;
+        size_t j = 0;
+        for (; j + 4 <= n; j += 4) {
+            const float *k0 = kb + j * d;
+            V a0 = VZERO(), a1 = VZERO(), a2 = VZERO(), a3 = VZERO();
+            for (size_t c = 0; c < d; c += W) {
+                const V qv = VLOAD(qr + c);
+                a0 = VFMA(qv, VLOAD(k0 + c), a0);
+                a1 = VFMA(qv, VLOAD(k0 + d + c), a1);
+                a2 = VFMA(qv, VLOAD(k0 + 2 * d + c), a2);
+                a3 = VFMA(qv, VLOAD(k0 + 3 * d + c), a3);
             }
-            if (c < d) a = VFMA(VLOAD(qr + c), VLOAD(kj + c), a);
-            s[r * DECODE_BLOCK + j] = VHSUM(VADD(a, b));
+            VHSUM4(a0, a1, a2, a3, sr + j);
         }
+        for (; j < n; j++) {
+            V a = VZERO();
+            for (size_t c = 0; c < d; c += W) a = VFMA(VLOAD(qr + c), VLOAD(kb + j * d + c), a);
+            sr[j] = VHSUM(a);
+        }
+    }
 }
 ALWAYS float FN(decode_row_update)(float *restrict s, size_t n, softmax_partial *st)
 {
@@ -107,6 +117,7 @@ static void FN(decode_span)(const decode_job *job, size_t unit, float *ws)
     else FN(decode_span_with)(job, unit, ws, false);
 }
 #undef VWIDEN
+#undef VHSUM4
 #undef W
 #undef V
 #undef FN
