@@ -58,6 +58,8 @@ refuse "K/V heads that do not divide the heads" --seq-k 100 --heads 8 --kv-heads
 refuse "an unknown cache" --seq-k 100 --cache fp16
 refuse "AVX-512 decoding with d = 40" --seq-k 100 --dim 40 --isa avx512
 refuse "decoding options with files" --seq-k 100 --q "$tmp/s/q.npy" $good
+refuse "a decoding cache larger than memory" --seq-k 131072 --heads 64 --kv-heads 64 \
+    --dim 1024
 OPENBLAS_CORETYPE=Haswell $prog --bench --max-seq 512 --naive-max-seq 0 --tiled-max-seq 0 \
     --decode-max-seq 4096 > "$tmp/bench.txt" 2> /dev/null
 check "a hand-set OPENBLAS_CORETYPE is kept and named" \
