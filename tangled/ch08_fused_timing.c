@@ -14,6 +14,7 @@
 #include "harness/ladder.h"
 #include "cpu/fused.h"
 #include "cpu/backward.h"
+#include "cpu/decode.h"
 
 #define CH08_PROGRAM "ch08_fused_timing"
 enum { CH08_MAX_BLOCK = 4096, CH08_MAX_SEQ = 65536,
@@ -24,6 +25,8 @@ typedef struct {
     bool causal, json, bench, quick;
     long window, block_q, block_k, count_block, seed, heads, seq, dim, threads, repeats;
     long max_seq, naive_max_seq, tiled_max_seq;
+    long seq_q, seq_k, kv_heads, decode_max_seq;     /* decoding; 0: not asked */
+    const char *cache;
     double scale;
 } ch08_options;
 attn_counts counted_fused(size_t n, bool causal, size_t block);
@@ -34,11 +37,27 @@ plot_box label_box(label_place l, int chars);
 void place_labels(const double u[], const double v[], const int chars[], int count,
                   label_place out[]);
 const char *roof_place(char *buf, size_t size, double i, double one, double all);
+typedef struct {
+    decode_params p;
+    float *q, *o;
+    float *k32, *v32;     /* K and V as drawn */
+    bf16  *k16, *v16;     /* rounded to bf16, or NULL */
+    float *kr, *vr;       /* the bf16 numbers as floats, or NULL */
+} decode_problem;
+size_t decode_problem_bytes(const decode_params *p, bool bf16_too);
+decode_problem decode_problem_new(const decode_params *p, uint32_t seed, bool bf16_too);
+void   decode_problem_free(decode_problem *t);
+void   decode_run(decode_problem *t, decode_cache cache, const decode_config *cfg);
+void   decode_reference(const decode_params *p, const float *q, const float *k,
+                        const float *v, double *out);
+double decode_bf16_bound(const decode_problem *t);
 static void apply_ch08_kernel_options(const ch08_options *o, attn_params *p);
 static void report_ch08_file_run(report *r, const ch08_options *o, const tensor *q,
                             const attn_counts *c);
 static size_t floats_bytes(size_t count);
 static void bench_memory(const ch08_options *o);
+static void run_decode_bench(const ch08_options *o, const ladder_profile *m);
+static void decode_facts(report *r, decode_problem *t, const ladder_profile *m);
 static ch08_options ch08_defaults(void)
 {
     return (ch08_options){ .kernel = "fused", .isa = "auto",
@@ -46,7 +65,8 @@ static ch08_options ch08_defaults(void)
                            .block_q = 0, .block_k = 0, .count_block = COUNT_BLOCK,
                            .heads = 8, .seq = 1024,
                            .dim = 64, .threads = ladder_cpus(), .repeats = 3,
-                           .max_seq = 16384, .naive_max_seq = 4096, .tiled_max_seq = 1024 };
+                           .max_seq = 16384, .naive_max_seq = 4096, .tiled_max_seq = 1024,
+                           .decode_max_seq = DECODE_MAX_KEYS };
 }
 static void parse_ch08_options(int argc, char **argv, ch08_options *o)
 {
@@ -66,7 +86,7 @@ static void parse_ch08_options(int argc, char **argv, ch08_options *o)
           "block size (query rows and keys) of the counted tables" },
         { "scale", OPT_DOUBLE, &o->scale, 0, 1e12, "S", "score scale (0: 1/sqrt(d))" },
         { "threads", OPT_INT, &o->threads, 1, 1024, "T", "threads of the fused and naive kernels" },
-        { "isa", OPT_STRING, &o->isa, 0, 0, "NAME", "auto, avx2 or avx512" },
+        { "isa", OPT_STRING, &o->isa, 0, 0, "NAME", "auto, avx2 or avx512 (decoding: or portable)" },
         { "seed", OPT_INT, &o->seed, 0, 4294967295.0, "N", "seed of the generated Q, K, V" },
         { "heads", OPT_INT, &o->heads, 1, 64, "H", "heads of the ladder" },
         { "seq", OPT_INT, &o->seq, 1, 16384, "N", "sequence length of the ladder" },
@@ -86,6 +106,12 @@ static void parse_ch08_options(int argc, char **argv, ch08_options *o)
           "largest n at which the benchmark runs chapter 4's kernel" },
         { "recorded", OPT_STRING, &o->recorded, 0, 0, "PATH",
           "the recorded benchmark to report: a file, or a folder of bench-*.txt" },
+        { "seq-q", OPT_INT, &o->seq_q, 1, DECODE_MAX_ROWS, "N", "decoding: query rows per head, 1 to 16" },
+        { "seq-k", OPT_INT, &o->seq_k, 1, DECODE_MAX_KEYS, "N", "decoding: keys of the cache, up to 131072" },
+        { "kv-heads", OPT_INT, &o->kv_heads, 1, 64, "G", "decoding: K/V heads, dividing --heads" },
+        { "cache", OPT_STRING, &o->cache, 0, 0, "TYPE", "decoding: the cache's numbers, fp32 or bf16" },
+        { "decode-max-seq", OPT_INT, &o->decode_max_seq, 0, DECODE_MAX_KEYS, "N",
+          "largest n_k of the benchmark's decoding (0: none)" },
         { "json", OPT_FLAG, &o->json, 0, 0, NULL, "print the report as JSON" },
         { "data", OPT_STRING, &o->data_dir, 0, 0, "DIR",
           "read cachegrind's data from DIR, write figure data there" },
@@ -898,6 +924,7 @@ static void run_bench(const ch08_options *o)
         fa_free(out);
         for (int q = 0; q < 3; q++) tensor_free(&qkv[q]);
     }
+    run_decode_bench(o, &m);
     bench_memory(o);
 }
 static void bench_memory(const ch08_options *o)
@@ -939,7 +966,7 @@ static bool read_result_line(const char *line, bench_result *b, double *pct)
     return sscanf(line, "%63s %15s %ld %ld %d %ld %d %lf %lf %lf %lf %lf", prog, b->kernel,
                   &b->n, &b->d, &b->causal, &b->threads, &b->t.runs, &b->t.median,
                   &b->t.fastest, &b->t.slowest, &b->gflops, pct) == 12
-        && strcmp(prog, CH08_PROGRAM) == 0;
+        && strcmp(prog, CH08_PROGRAM) == 0 && strncmp(b->kernel, "decode", 6) != 0;
 }
 static bool read_recorded(const char *path, recorded_bench *rb)
 {
@@ -1203,6 +1230,350 @@ static void report_memory(report *r, const ch08_options *o)
     report_factf(r, "mem_workspace_bytes", "%.0f", peak - (double)before);
     for (int i = 0; i < 4; i++) fa_free(t[i]);
 }
+static bool decode_mode(const ch08_options *o)
+{
+    return o->seq_q > 0 || o->seq_k > 0 || o->kv_heads > 0 || o->cache;
+}
+
+static decode_cache cache_of(const char *name)
+{
+    if (!name || strcmp(name, "fp32") == 0) return DECODE_FP32;
+    if (strcmp(name, "bf16") != 0)
+        die_usage(CH08_PROGRAM, "--cache must be fp32 or bf16, not '%s'", name);
+    return DECODE_BF16;
+}
+static decode_params decode_params_of(const ch08_options *o, size_t nk, size_t kv_heads)
+{
+    const decode_params p = { .batch = 1, .heads = (size_t)o->heads, .kv_heads = kv_heads,
+        .nq = o->seq_q > 0 ? (size_t)o->seq_q : 1, .nk = nk, .d = (size_t)o->dim,
+        .scale = o->scale > 0 ? (float)o->scale : 1.0f / sqrtf((float)o->dim) };
+    const char *problem = decode_params_problem(&p);
+    if (problem) die_usage(CH08_PROGRAM, "--heads %zu with --kv-heads %zu: %s", p.heads,
+                           p.kv_heads, problem);
+    return p;
+}
+
+static decode_isa decode_isa_of(const ch08_options *o, size_t d)
+{
+    decode_isa isa = DECODE_ISA_AUTO;
+    if (strcmp(o->isa, "avx2") == 0) isa = DECODE_ISA_AVX2;
+    else if (strcmp(o->isa, "avx512") == 0) isa = DECODE_ISA_AVX512;
+    else if (strcmp(o->isa, "portable") == 0) isa = DECODE_ISA_SCALAR;
+    else if (strcmp(o->isa, "auto") != 0)
+        die_usage(CH08_PROGRAM, "--isa must be auto, portable, avx2 or avx512, not '%s'", o->isa);
+    const char *problem = decode_isa_problem(decode_isa_chosen(isa, d), d);
+    if (problem) die_usage(CH08_PROGRAM, "--isa %s with --dim %zu: %s", o->isa, d, problem);
+    return isa;
+}
+size_t decode_problem_bytes(const decode_params *p, bool bf16_too)
+{
+    const size_t nq = fa_mul(p->batch * p->heads * p->nq, p->d),
+                 nk = fa_mul(p->batch * p->kv_heads * p->nk, p->d);
+    return fa_mul(2 * nq + 2 * nk, sizeof(float)) + (bf16_too ? fa_mul(nk, 12) : 0);
+}
+
+decode_problem decode_problem_new(const decode_params *p, uint32_t seed, bool bf16_too)
+{
+    const size_t nq = p->batch * p->heads * p->nq * p->d, nk = p->batch * p->kv_heads * p->nk * p->d;
+    decode_problem t = { .p = *p, .q = fa_alloc(nq * 4), .o = fa_alloc(nq * 4),
+                         .k32 = fa_alloc(nk * 4), .v32 = fa_alloc(nk * 4) };
+    mt19937 g;
+    mt_seed(&g, seed);
+    torch_randn(&g, t.q, nq); torch_randn(&g, t.k32, nk); torch_randn(&g, t.v32, nk);
+    if (bf16_too) {
+        t.k16 = fa_alloc(nk * 2); t.v16 = fa_alloc(nk * 2);
+        t.kr = fa_alloc(nk * 4); t.vr = fa_alloc(nk * 4);
+        for (size_t i = 0; i < nk; i++) {
+            t.k16[i] = bf16_round(t.k32[i]); t.kr[i] = bf16_float(t.k16[i]);
+            t.v16[i] = bf16_round(t.v32[i]); t.vr[i] = bf16_float(t.v16[i]);
+        }
+    }
+    return t;
+}
+void decode_problem_free(decode_problem *t)
+{
+    fa_free(t->q); fa_free(t->o); fa_free(t->k32); fa_free(t->v32);
+    if (t->k16) { fa_free(t->k16); fa_free(t->v16); fa_free(t->kr); fa_free(t->vr); }
+}
+
+void decode_run(decode_problem *t, decode_cache cache, const decode_config *cfg)
+{
+    const decode_config c = { .threads = cfg->threads, .isa = cfg->isa, .cache = cache };
+    if (cache == DECODE_BF16) attention_decode(&t->p, t->q, t->k16, t->v16, t->o, &c);
+    else attention_decode(&t->p, t->q, t->k32, t->v32, t->o, &c);
+}
+void decode_reference(const decode_params *p, const float *q, const float *k, const float *v,
+                      double *out)
+{
+    attn_params one = attn_default(1, 1, p->nq, p->nk, p->d);
+    one.scale = p->scale;
+    const size_t group = p->heads / p->kv_heads;
+    for (size_t b = 0; b < p->batch; b++)
+        for (size_t h = 0; h < p->heads; h++) {
+            const size_t at_q = (b * p->heads + h) * p->nq * p->d,
+                         at_k = (b * p->kv_heads + h / group) * p->nk * p->d;
+            attention_reference(&one, q + at_q, k + at_k, v + at_k, out + at_q);
+        }
+}
+double decode_bf16_bound(const decode_problem *t)
+{
+    const decode_params *p = &t->p;
+    const size_t group = p->heads / p->kv_heads, d = p->d;
+    double delta = 0, vmax = 0;
+    for (size_t i = 0; i < p->batch * p->kv_heads * p->nk * d; i++)
+        vmax = fmax(vmax, fabs(t->v32[i]));
+    for (size_t row = 0; row < p->batch * p->heads * p->nq; row++) {
+        const size_t b = row / (p->heads * p->nq), h = row / p->nq % p->heads;
+        const float *q = t->q + row * d, *k = t->k32 + (b * p->kv_heads + h / group) * p->nk * d;
+        for (size_t j = 0; j < p->nk; j++) {
+            double sum = 0;
+            for (size_t c = 0; c < d; c++) sum += fabs(q[c]) * fabs(k[j * d + c]);
+            delta = fmax(delta, p->scale * 0x1p-8 * sum);
+        }
+    }
+    return vmax * (0x1p-8 + expm1(2 * delta)) + 1e-5;
+}
+typedef struct { decode_problem *t; decode_cache cache; decode_config cfg; } decode_call;
+
+static void decode_call_once(void *ctx)
+{
+    decode_call *c = ctx;
+    decode_run(c->t, c->cache, &c->cfg);
+}
+
+static double dram_gbs(const ladder_profile *m, long threads)
+{
+    if (m->nlevels < 1) return NAN;
+    const ladder_level *dram = &m->level[m->nlevels - 1];
+    return threads == 1 ? dram->gbs_one : threads == m->threads ? dram->gbs_all : NAN;
+}
+typedef struct { spread s; double gbs, share; } decode_speed;
+
+static decode_speed time_decode(decode_problem *t, decode_cache cache, const decode_config *cfg,
+                                int repeats, const ladder_profile *m)
+{
+    decode_call c = { t, cache, *cfg };
+    decode_speed r = { .s = time_spread(decode_call_once, &c, 1, repeats) };
+    r.gbs = (double)decode_cache_bytes(&t->p, cache) / r.s.median / 1e9;
+    r.share = r.gbs / dram_gbs(m, cfg->threads);
+    return r;
+}
+static void run_decode(const ch08_options *o, report *r)
+{
+    const decode_params p = decode_params_of(o, o->seq_k > 0 ? (size_t)o->seq_k : 4096,
+                                             o->kv_heads > 0 ? (size_t)o->kv_heads : (size_t)o->heads);
+    const decode_cache cache = cache_of(o->cache);
+    const decode_config cfg = { .threads = (int)o->threads, .isa = decode_isa_of(o, p.d),
+                                .cache = cache };
+    const size_t rows = fa_mul(p.heads * p.nq, p.d);
+    fa_require(decode_problem_bytes(&p, cache == DECODE_BF16) + fa_mul(rows, 2 * sizeof(double) + 4)
+               + attention_decode_bytes(&p, &cfg), "the decoding step's Q, cache, output and workspace");
+    ladder_profile m;
+    char err[256];
+    if (ladder_profile_for(o->machine, o->data_dir, (int)o->threads, false, &m, err, sizeof err) < 0)
+        die_usage(CH08_PROGRAM, "%s (run ./ch01_memory_ladder --data DIR first)", err);
+    decode_problem t = decode_problem_new(&p, (uint32_t)o->seed, cache == DECODE_BF16);
+    decode_run(&t, cache, &(decode_config){ .threads = 1, .isa = cfg.isa });
+    float *one = fa_alloc(rows * sizeof(float));
+    memcpy(one, t.o, rows * sizeof(float));
+    const decode_speed sp = time_decode(&t, cache, &cfg, (int)o->repeats, &m);
+    const bool same = memcmp(one, t.o, rows * sizeof(float)) == 0;
+    double *exact = fa_alloc(rows * sizeof(double)), *exact32 = fa_alloc(rows * sizeof(double));
+    decode_reference(&p, t.q, cache == DECODE_BF16 ? t.kr : t.k32,
+                     cache == DECODE_BF16 ? t.vr : t.v32, exact);
+    decode_reference(&p, t.q, t.k32, t.v32, exact32);
+    char text[64];
+    report_factf(r, "decode_shape", "H = %zu, G = %zu, n_q = %zu, n_k = %zu, d = %zu", p.heads,
+                 p.kv_heads, p.nq, p.nk, p.d);
+    report_factf(r, "decode_cache", "%s, %.1f MiB of K and V", cache == DECODE_BF16 ? "bf16" : "fp32",
+                 mib((double)decode_cache_bytes(&p, cache)));
+    report_factf(r, "decode_copy", "%s, %ld threads", decode_isa_name(decode_isa_chosen(cfg.isa, p.d)),
+                 o->threads);
+    report_fact(r, "decode_seconds", fmt_spread(text, sp.s.median, sp.s.min, sp.s.max));
+    report_factf(r, "decode_gbs", "%.2f GB/s, %.0f%% of chapter 1's DRAM read bandwidth (%.2f GB/s)",
+                 sp.gbs, 100 * sp.share, dram_gbs(&m, o->threads));
+    report_factf(r, "decode_error", "%.2e", max_abs_diff_fd(t.o, exact, rows));
+    if (cache == DECODE_BF16)
+        report_factf(r, "decode_error_fp32_cache", "%.2e (bound %.2e)",
+                     max_abs_diff_fd(t.o, exact32, rows), decode_bf16_bound(&t));
+    report_fact(r, "decode_bits_of_one_thread", same ? "yes" : "no");
+    fa_free(one); fa_free(exact); fa_free(exact32);
+    decode_problem_free(&t);
+}
+static void decode_row(table *tb, decode_problem *t, decode_cache cache, long threads,
+                       const ch08_options *o, const ladder_profile *m, int *all_same,
+                       double *widest)
+{
+    const size_t rows = t->p.heads * t->p.nq * t->p.d;
+    const decode_config one = { .threads = 1, .isa = DECODE_ISA_AUTO };
+    decode_run(t, cache, &one);
+    float *first = fa_alloc(rows * sizeof(float));
+    memcpy(first, t->o, rows * sizeof(float));
+    const decode_config cfg = { .threads = (int)threads, .isa = decode_isa_of(o, t->p.d) };
+    const decode_speed sp = time_decode(t, cache, &cfg, (int)o->repeats, m);
+    *all_same &= memcmp(first, t->o, rows * sizeof(float)) == 0;
+    if (sp.s.max / sp.s.min > *widest) *widest = sp.s.max / sp.s.min;
+    char text[64];
+    table_rowf(tb, "%s|%zu|%ld|%.1f|%s|%.2f|%.0f%%", cache == DECODE_BF16 ? "bf16" : "fp32",
+               t->p.kv_heads, threads, mib((double)decode_cache_bytes(&t->p, cache)),
+               fmt_spread(text, 1e3 * sp.s.median, 1e3 * sp.s.min, 1e3 * sp.s.max), sp.gbs,
+               100 * sp.share);
+    fa_free(first);
+}
+static void decode_table(report *r, const ch08_options *o, const ladder_profile *m)
+{
+    static const char *const cols[] = { "cache", "G", "threads", "K+V MiB", "median ms",
+                                        "GB/s", "of DRAM", NULL };
+    table *tb = report_table(r, "decode", "Decoding: one query row, H heads, n_k keys", cols);
+    const size_t nk = (size_t)o->seq * 32 < DECODE_MAX_KEYS ? (size_t)o->seq * 32 : DECODE_MAX_KEYS;
+    int same = 1;
+    double widest = 1;
+    const ladder_sample before = ladder_sample_now();
+    for (int gi = 0; gi < 2; gi++) {
+        const decode_params p = decode_params_of(&(ch08_options){ .heads = o->heads,
+            .dim = o->dim, .scale = o->scale }, nk, gi == 0 ? 1 : (size_t)o->heads);
+        decode_problem t = decode_problem_new(&p, (uint32_t)o->seed, true);
+        for (int c = 0; c < 2; c++)
+            for (int ti = 0; ti < (o->threads > 1 ? 2 : 1); ti++)
+                decode_row(tb, &t, c == 0 ? DECODE_FP32 : DECODE_BF16, ti == 0 ? 1 : o->threads, o, m,
+                           &same, &widest);
+        if (gi == 1) decode_facts(r, &t, m);
+        decode_problem_free(&t);
+    }
+    const ladder_noise n = ladder_noise_between(before, ladder_sample_now());
+    char note[320];
+    const bool busy = ladder_busy(n, widest, CH08_SPREAD_LIMIT);
+    report_fact(r, "decode_busy", busy ? "yes" : "no");
+    report_fact(r, "decode_noise_note", ladder_noise_note(note, sizeof note, "the decoding timings",
+                                                         n, widest, busy));
+    report_fact(r, "decode_bits_equal", same ? "the same bits" : "different bits");
+}
+static void decode_facts(report *r, decode_problem *t, const ladder_profile *m)
+{
+    const decode_params *p = &t->p;
+    const double bytes = (double)decode_cache_bytes(p, DECODE_FP32), beta = dram_gbs(m, 1);
+    report_factf(r, "decode_example", "H = %zu, G = %zu, n_q = %zu, n_k = %zu, d = %zu",
+                 p->heads, p->kv_heads, p->nq, p->nk, p->d);
+    report_factf(r, "decode_example_mib", "%.1f", mib(bytes));
+    report_factf(r, "decode_dram_gbs", "%.2f", beta);
+    report_factf(r, "decode_t_min_ms", "%.3f", 1e3 * bytes / beta / 1e9);
+    const decode_speed sp = time_decode(t, DECODE_FP32, &(decode_config){ .threads = 1 }, 5, m);
+    char words[256];
+    snprintf(words, sizeof words, "one thread read it at %.2f GB/s, %.0f%% of that bandwidth%s",
+             sp.gbs, 100 * sp.share, sp.share > 1.05 ? ", more than the DRAM could give: at this "
+             "size the cache of keys and values stays in the processor's last-level cache"
+             : sp.share >= 0.85 ? ", at the limit" : ", short of the limit");
+    report_fact(r, "decode_example_words", words);
+    const decode_speed half = time_decode(t, DECODE_BF16, &(decode_config){ .threads = 1 }, 5, m);
+    char how[64];
+    snprintf(words, sizeof words, "with the bf16 cache, half the bytes, one thread %s with the "
+             "fp32 cache", ladder_compare_times(how, sizeof how, half.s.median, sp.s.median));
+    report_fact(r, "decode_bf16_words", words);
+    report_factf(r, "decode_span", "%d", DECODE_SPAN);
+}
+static void write_decode_split(const char *dir)
+{
+    const decode_params p = { .batch = 1, .heads = 1, .kv_heads = 1, .nq = 1,
+                              .nk = 19 * DECODE_SPAN / 2, .d = 1, .scale = 1 };
+    const size_t units = decode_units(&p);
+    FILE *f = data_file(dir, "ch08_decode_split.dat");
+    fprintf(f, "# threads span first_key last_key owner\n");
+    for (int threads = 1; threads <= 4; threads++)
+        for (int t = 0; t < threads; t++)
+            for (size_t u = decode_first_unit(units, threads, t);
+                 u < decode_first_unit(units, threads, t + 1); u++)
+                fprintf(f, "%d %zu %zu %zu %d\n", threads, u, u * DECODE_SPAN,
+                        u + 1 < units ? (u + 1) * DECODE_SPAN : p.nk, t);
+    data_close(f);
+}
+typedef struct { long nk, kv, threads; int bf16; spread s; } decode_bench;
+
+static size_t decode_bench_configs(const ch08_options *o, decode_bench *out, size_t max)
+{
+    static const long lengths[] = { 4096, 16384, 65536, 131072 };
+    const long last = o->quick && o->decode_max_seq > 16384 ? 16384 : o->decode_max_seq;
+    size_t count = 0;
+    for (size_t i = 0; i < sizeof lengths / sizeof lengths[0]; i++)
+        for (long kv = 1; kv <= BENCH_HEADS && lengths[i] <= last; kv *= BENCH_HEADS)
+            for (int bf16 = 0; bf16 <= 1; bf16++)
+                for (int ti = 0; ti < (o->threads > 1 ? 2 : 1); ti++)
+                    if (count < max)
+                        out[count++] = (decode_bench){ .nk = lengths[i], .kv = kv,
+                                                   .threads = ti ? o->threads : 1, .bf16 = bf16 };
+    return count;
+}
+static size_t run_torch_decode(const ch08_options *o, decode_bench *cfg, size_t count,
+                               decode_bench *out)
+{
+    char cmd[16384], line[512];
+    size_t used = (size_t)snprintf(cmd, sizeof cmd, "'%s' tangled/ch08_torch_peer.py decode",
+                                   o->python);
+    for (size_t i = 0; i < count && used < sizeof cmd; i++)
+        used += (size_t)snprintf(cmd + used, sizeof cmd - used, " 1,%ld,%d,%ld,64,%ld,5,1,%d",
+                                 cfg[i].nk, BENCH_HEADS, cfg[i].kv, cfg[i].threads,
+                                 cfg[i].bf16 ? 16 : 32);
+    FILE *p = used < sizeof cmd ? popen(cmd, "r") : NULL;
+    size_t got = 0;
+    while (p && fgets(line, sizeof line, p) && got < count) {
+        decode_bench b = { 0 };
+        int bits, runs;
+        if (sscanf(line, "decode %ld %ld %ld %d %d %lf %lf %lf", &b.nk, &b.kv, &b.threads,
+                   &bits, &runs, &b.s.median, &b.s.min, &b.s.max) == 8) {
+            b.bf16 = bits == 16;
+            out[got++] = b;
+        }
+    }
+    if (p) pclose(p);
+    return got;
+}
+static void print_decode(const decode_bench *b, const char *who, double beta,
+                         const decode_bench *torch)
+{
+    const decode_params p = { .batch = 1, .heads = BENCH_HEADS, .kv_heads = (size_t)b->kv,
+                              .nq = 1, .nk = (size_t)b->nk, .d = 64 };
+    const double gbs = (double)decode_cache_bytes(&p, b->bf16 ? DECODE_BF16 : DECODE_FP32)
+                       / b->s.median / 1e9;
+    char xt[32] = "-";
+    if (torch) snprintf(xt, sizeof xt, "%.2f", torch->s.median / b->s.median);
+    printf("%s decode-%s%s %ld 1 %d %ld %ld 5 %.6f %.6f %.6f %.2f %.1f %s\n", CH08_PROGRAM, who,
+           b->bf16 ? "bf16" : "fp32", b->nk, BENCH_HEADS, b->kv, b->threads, b->s.median,
+           b->s.min, b->s.max, gbs, 100 * gbs / beta, xt);
+    fflush(stdout);
+}
+static const decode_bench *find_decode(const decode_bench *r, size_t count, const decode_bench *like)
+{
+    for (size_t i = 0; i < count; i++)
+        if (r[i].nk == like->nk && r[i].kv == like->kv && r[i].threads == like->threads
+            && r[i].bf16 == like->bf16)
+            return &r[i];
+    return NULL;
+}
+static void run_decode_bench(const ch08_options *o, const ladder_profile *m)
+{
+    static decode_bench cfg[64], torch[64];
+    const size_t count = decode_bench_configs(o, cfg, 64);
+    if (count == 0) return;
+    printf("# %s: decoding, n_q = 1, %d query heads, d = 64; DRAM read bandwidth %.2f GB/s one "
+           "core, %.2f all %ld (chapter 1)\n", CH08_PROGRAM, BENCH_HEADS, dram_gbs(m, 1),
+           dram_gbs(m, o->threads), o->threads);
+    printf("# columns: program kernel n_k n_q heads kv_heads threads runs median_s min_s max_s "
+           "gbs pct_dram x_torch\n");
+    const size_t torch_count = o->python ? run_torch_decode(o, cfg, count, torch) : 0;
+    for (size_t i = 0; i < count; i++) {
+        decode_bench *b = &cfg[i];
+        const decode_params p = decode_params_of(&(ch08_options){ .heads = BENCH_HEADS, .dim = 64 },
+                                                 (size_t)b->nk, (size_t)b->kv);
+        decode_problem t = decode_problem_new(&p, 0, true);
+        const decode_config c = { .threads = (int)b->threads };
+        b->s = time_decode(&t, b->bf16 ? DECODE_BF16 : DECODE_FP32, &c, 5, m).s;
+        fprintf(stderr, "bench: decode n_k=%ld G=%ld %s threads=%ld: %.4f s\n", b->nk, b->kv,
+                b->bf16 ? "bf16" : "fp32", b->threads, b->s.median);
+        const decode_bench *tc = find_decode(torch, torch_count, b);
+        print_decode(b, "", dram_gbs(m, b->threads), tc);
+        if (tc) print_decode(tc, "torch-", dram_gbs(m, b->threads), NULL);
+        decode_problem_free(&t);
+    }
+}
 static size_t ladder_bytes(const ch08_options *o)
 {
     const attn_params p = ladder_params(o);
@@ -1214,15 +1585,28 @@ static size_t ladder_bytes(const ch08_options *o)
     }
     return fa_mul(4, floats_bytes(fa_mul(fa_mul(p.heads, p.nq), p.d))) + beside;
 }
+static size_t decode_receipt_bytes(const ch08_options *o)
+{
+    const size_t nk = (size_t)o->seq * 32 < DECODE_MAX_KEYS ? (size_t)o->seq * 32 : DECODE_MAX_KEYS;
+    const decode_params p = { .batch = 1, .heads = (size_t)o->heads, .kv_heads = (size_t)o->heads,
+                              .nq = 1, .nk = nk, .d = (size_t)o->dim };
+    const decode_config cfg = { .threads = (int)o->threads };
+    return decode_problem_bytes(&p, true) + attention_decode_bytes(&p, &cfg)
+           + fa_mul(fa_mul(p.heads, p.d), sizeof(float));
+}
 static void run_receipts(const ch08_options *o, report *r)
 {
-    fa_require(ladder_bytes(o), "the ladder's Q, K, V, O and workspace");
+    const size_t ladder = ladder_bytes(o), decode = decode_receipt_bytes(o);
+    fa_require(ladder > decode ? ladder : decode,
+               "the ladder's Q, K, V, O and workspace, or the decoding's cache");
     flops_table(r, (size_t)o->count_block);
     traffic_table(r, (size_t)o->count_block);
     cachegrind_table(r, o->data_dir);
     profile_table(r, o->data_dir);
     const ladder_profile machine = machine_of(o, r);
     ladder_table(r, o, &machine);
+    decode_table(r, o, &machine);
+    if (o->data_dir) write_decode_split(o->data_dir);
     report_factf(r, "register_tile_keys_avx2", "%d", 16);
     report_recorded(r, o);
     report_memory(r, o);
@@ -1238,8 +1622,13 @@ int main(int argc, char **argv)
     if (o.traffic_run) { traffic_run(&o); return 0; }
     if (o.profile_run) { profile_run(o.profile_run); return 0; }
     if (o.bench) { run_bench(&o); return 0; }
+    const bool files = o.q_path || o.k_path || o.v_path || o.out_path;
+    if (files && decode_mode(&o))
+        die_usage(CH08_PROGRAM, "decoding draws its own inputs: --seq-k, --seq-q, --kv-heads "
+                  "and --cache do not go with --q, --k, --v or --out");
     report *r = report_new(CH08_PROGRAM, o.json);
-    if (o.q_path || o.k_path || o.v_path || o.out_path) run_ch08_on_files(&o, r);
+    if (files) run_ch08_on_files(&o, r);
+    else if (decode_mode(&o)) run_decode(&o, r);
     else run_receipts(&o, r);
     report_finish(r, stdout);
     return 0;

@@ -43,9 +43,30 @@ refuse "a profile run of an unknown kernel" --profile-run tiled
 refuse "an output in a missing directory" --q "$tmp/s/q.npy" --k "$tmp/s/k.npy" \
     --v "$tmp/s/v.npy" --out "$tmp/no/such/dir/o.npy"
 check "--help exits 0" sh -c "$prog --help > /dev/null"
-check "a hand-set OPENBLAS_CORETYPE is kept and named" sh -c \
-    "OPENBLAS_CORETYPE=Haswell $prog --bench --max-seq 512 --naive-max-seq 0 \
-     --tiled-max-seq 0 2> /dev/null | grep -q 'OpenBLAS with its Haswell kernels'"
+for cache in fp32 bf16; do
+    $prog --seq-q 3 --seq-k 3000 --heads 8 --kv-heads 2 --cache $cache --threads 3 \
+        --repeats 1 --json > "$tmp/d.json" 2> /dev/null
+    err=$(sed -n 's/.*"decode_error": "\([^"]*\)".*/\1/p' "$tmp/d.json")
+    check "decoding, $cache cache, equals float64 ($err)" below "${err:-1}" 1e-5
+    check "decoding, $cache cache, has one thread's bits" grep -q \
+        '"decode_bits_of_one_thread": "yes"' "$tmp/d.json"
+done
+refuse "zero query rows" --seq-q 0 --seq-k 100
+refuse "17 query rows" --seq-q 17 --seq-k 100
+refuse "131073 keys" --seq-k 131073
+refuse "K/V heads that do not divide the heads" --seq-k 100 --heads 8 --kv-heads 3
+refuse "an unknown cache" --seq-k 100 --cache fp16
+refuse "AVX-512 decoding with d = 40" --seq-k 100 --dim 40 --isa avx512
+refuse "decoding options with files" --seq-k 100 --q "$tmp/s/q.npy" $good
+refuse "a decoding cache larger than memory" --seq-k 131072 --heads 64 --kv-heads 64 \
+    --dim 1024
+OPENBLAS_CORETYPE=Haswell $prog --bench --max-seq 512 --naive-max-seq 0 --tiled-max-seq 0 \
+    --decode-max-seq 4096 > "$tmp/bench.txt" 2> /dev/null
+check "a hand-set OPENBLAS_CORETYPE is kept and named" \
+    grep -q 'OpenBLAS with its Haswell kernels' "$tmp/bench.txt"
+check "the benchmark decodes on both caches, G = 1 and 8" sh -c \
+    "[ \$(grep -cE '^ch08_fused_timing decode-(fp32|bf16) 4096 1 8 (1|8) ' $tmp/bench.txt) \
+       -eq $(( $(nproc) > 1 ? 8 : 4 )) ]"
 ./ch01_memory_ladder --quick --max-mib 1 --data "$tmp/m" > /dev/null 2>&1 ||
     bad "./ch01_memory_ladder --data"
 sed -e 's/^fma_gflops_one = .*/fma_gflops_one = 1000/' \

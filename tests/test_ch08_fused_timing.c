@@ -8,6 +8,7 @@
 #include "cpu/attention.h"
 #include "cpu/vexp.h"
 #include "cpu/fused.h"
+#include "cpu/decode.h"
 
 int chapter_main(int argc, char **argv);
 attn_counts counted_fused(size_t n, bool causal, size_t block);
@@ -18,6 +19,20 @@ plot_box label_box(label_place l, int chars);
 void place_labels(const double u[], const double v[], const int chars[], int count,
                   label_place out[]);
 const char *roof_place(char *buf, size_t size, double i, double one, double all);
+typedef struct {
+    decode_params p;
+    float *q, *o;
+    float *k32, *v32;     /* K and V as drawn */
+    bf16  *k16, *v16;     /* rounded to bf16, or NULL */
+    float *kr, *vr;       /* the bf16 numbers as floats, or NULL */
+} decode_problem;
+size_t decode_problem_bytes(const decode_params *p, bool bf16_too);
+decode_problem decode_problem_new(const decode_params *p, uint32_t seed, bool bf16_too);
+void   decode_problem_free(decode_problem *t);
+void   decode_run(decode_problem *t, decode_cache cache, const decode_config *cfg);
+void   decode_reference(const decode_params *p, const float *q, const float *k,
+                        const float *v, double *out);
+double decode_bf16_bound(const decode_problem *t);
 typedef struct { attn_params p; float *q, *k, *v, *o; double *exact; size_t count; } ch08_problem;
 
 static ch08_problem ch08_problem_new(size_t heads, size_t nq, size_t nk, size_t d,
@@ -273,6 +288,108 @@ Test(ch08, extra_memory_is_one_workspace_per_thread)
     for (int t = 3; t <= 6; t++)
         cr_expect_eq(fused_extra_bytes(t), one + (size_t)(t - 1) * (two - one),
                      "%d threads", t);
+}
+static const size_t DECODE_SHAPES[][5] = {   /* n_q, n_k, H, G, d */
+    { 1, 4133, 8, 1, 64 }, { 3, 1500, 8, 2, 64 }, { 16, 2049, 8, 8, 128 },
+    { 1, 70, 4, 2, 40 }, { 3, 3000, 6, 2, 16 },
+};
+
+static decode_params decode_shape(size_t s)
+{
+    const size_t *x = DECODE_SHAPES[s];
+    return (decode_params){ .batch = 1, .heads = x[2], .kv_heads = x[3], .nq = x[0],
+                            .nk = x[1], .d = x[4], .scale = 1.0f / sqrtf((float)x[4]) };
+}
+static double decode_error(decode_problem *t, decode_cache cache, decode_isa isa, int threads,
+                           const double *exact)
+{
+    const size_t count = t->p.batch * t->p.heads * t->p.nq * t->p.d;
+    memset(t->o, 0xff, count * 4);                      /* NaN until written */
+    decode_run(t, cache, &(decode_config){ .threads = threads, .isa = isa });
+    return max_abs_diff_fd(t->o, exact, count);
+}
+Test(ch08, decode_equals_the_float64_reference, .timeout = 120)
+{
+    for (size_t s = 0; s < COUNT_OF(DECODE_SHAPES); s++) {
+        const decode_params p = decode_shape(s);
+        decode_problem t = decode_problem_new(&p, 11, true);
+        const size_t count = p.heads * p.nq * p.d;
+        double *exact = fa_alloc(count * 8), *exact16 = fa_alloc(count * 8);
+        decode_reference(&p, t.q, t.k32, t.v32, exact);
+        decode_reference(&p, t.q, t.kr, t.vr, exact16);
+        const double bound = decode_bf16_bound(&t);
+        for (decode_isa isa = DECODE_ISA_SCALAR; isa <= DECODE_ISA_AVX512; isa++) {
+            if (decode_isa_problem(isa, p.d)) continue;
+            double e = decode_error(&t, DECODE_FP32, isa, 2, exact);
+            cr_expect(e <= 1e-5, "shape %zu %s fp32: error %.3e", s, decode_isa_name(isa), e);
+            e = decode_error(&t, DECODE_BF16, isa, 2, exact16);
+            cr_expect(e <= 1e-5, "shape %zu %s bf16 against its own numbers: %.3e", s,
+                      decode_isa_name(isa), e);
+            e = decode_error(&t, DECODE_BF16, isa, 2, exact);
+            cr_expect(e <= bound, "shape %zu %s bf16 against fp32: %.3e, bound %.3e", s,
+                      decode_isa_name(isa), e, bound);
+        }
+        fa_free(exact); fa_free(exact16);
+        decode_problem_free(&t);
+    }
+}
+Test(ch08, decode_threads_are_bit_identical, .timeout = 60)
+{
+    const size_t lengths[] = { 4 * DECODE_SPAN + 77, 300 };
+    for (size_t l = 0; l < COUNT_OF(lengths); l++)
+        for (int c = 0; c < 2; c++) {
+            const decode_params p = { .batch = 2, .heads = 8, .kv_heads = 2, .nq = 3,
+                                      .nk = lengths[l], .d = 64, .scale = 0.125f };
+            decode_problem t = decode_problem_new(&p, 5, true);
+            const size_t count = 2 * 8 * 3 * 64;
+            const decode_cache cache = c ? DECODE_BF16 : DECODE_FP32;
+            decode_run(&t, cache, &(decode_config){ .threads = 1 });
+            float *one = fa_alloc(count * 4);
+            memcpy(one, t.o, count * 4);
+            const int threads[] = { 2, 3, 7 };
+            for (size_t i = 0; i < COUNT_OF(threads); i++) {
+                memset(t.o, 0xff, count * 4);
+                decode_run(&t, cache, &(decode_config){ .threads = threads[i] });
+                cr_expect(memcmp(one, t.o, count * 4) == 0, "n_k %zu, %s cache, %d threads",
+                          p.nk, c ? "bf16" : "fp32", threads[i]);
+            }
+            fa_free(one);
+            decode_problem_free(&t);
+        }
+}
+Test(ch08, decode_groups_equal_repeated_heads)
+{
+    const decode_params p = { .batch = 1, .heads = 8, .kv_heads = 2, .nq = 3, .nk = 2500,
+                              .d = 64, .scale = 0.125f };
+    decode_params wide = p;
+    wide.kv_heads = 8;
+    decode_problem t = decode_problem_new(&p, 9, false), e = decode_problem_new(&wide, 9, false);
+    const size_t head = p.nk * p.d, count = p.heads * p.nq * p.d;
+    memcpy(e.q, t.q, count * 4);
+    for (size_t h = 0; h < 8; h++) {
+        memcpy(e.k32 + h * head, t.k32 + h / 4 * head, head * 4);
+        memcpy(e.v32 + h * head, t.v32 + h / 4 * head, head * 4);
+    }
+    decode_run(&t, DECODE_FP32, &(decode_config){ .threads = 2 });
+    decode_run(&e, DECODE_FP32, &(decode_config){ .threads = 2 });
+    cr_expect(memcmp(t.o, e.o, count * 4) == 0, "G = 2 differs from its heads repeated");
+    decode_problem_free(&t); decode_problem_free(&e);
+}
+Test(ch08, decode_bytes_cover_what_a_call_allocates)
+{
+    const decode_params p = { .batch = 2, .heads = 8, .kv_heads = 2, .nq = 5, .nk = 3000,
+                              .d = 64, .scale = 0.125f };
+    decode_problem t = decode_problem_new(&p, 3, false);
+    for (int threads = 1; threads <= 3; threads += 2) {
+        const decode_config cfg = { .threads = threads };
+        const size_t before = fa_bytes_live();
+        fa_reset_peak();
+        decode_run(&t, DECODE_FP32, &cfg);
+        const size_t used = fa_bytes_peak() - before, said = attention_decode_bytes(&p, &cfg);
+        cr_expect(used <= said && (threads > 1 || said <= used + used / 8),
+                  "%d threads: allocated %zu bytes, said %zu", threads, used, said);
+    }
+    decode_problem_free(&t);
 }
 Test(ch08, roofline_labels_never_overprint)
 {

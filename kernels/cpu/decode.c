@@ -1,0 +1,268 @@
+/* decode.c — tangled from chapters/ch08_fused_timing.nw; edit that file instead. */
+#include <immintrin.h>
+#include <math.h>
+#include <pthread.h>
+#include <string.h>
+#include "harness/harness.h"
+#include "cpu/softmax.h"
+#include "cpu/vexp.h"
+#include "cpu/decode.h"
+typedef struct decode_job {
+    const decode_params *p;
+    const float *qs;
+    const void *k, *v;
+    decode_cache cache;
+    size_t rows, units;              /* rows of a group: (H/G) n_q */
+    softmax_partial *part;           /* units x rows */
+    float *acc;                      /* units x rows x d */
+    void (*span)(const struct decode_job *job, size_t unit, float *ws);
+    int threads;
+} decode_job;
+#define ALWAYS static inline __attribute__((always_inline))
+#define UNROLL _Pragma("GCC unroll 16")
+#define W 1
+#define V float
+#define FN(name) name##_scalar
+#define VZERO() 0.0f
+#define VLOAD(p) (*(p))
+#define VSTORE(p, x) (*(p) = (x))
+#define VSET1(x) (x)
+#define VFMA(a, b, c) fmaf(a, b, c)
+#define VMUL(a, b) ((a) * (b))
+#define VADD(a, b) ((a) + (b))
+#define VSUB(a, b) ((a) - (b))
+#define VMAX(a, b) fmaxf(a, b)
+#define VEXP(x) expf(x)
+#define VHMAX(x) (x)
+#define VHSUM(x) (x)
+#define VWIDEN(p) bf16_float(*(p))
+#define VHSUM4(a, b, c, d, out) ((out)[0] = (a), (out)[1] = (b), (out)[2] = (c), (out)[3] = (d))
+#include "cpu/decode_micro.h"
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+#define W 8
+#define V __m256
+#define FN(name) name##_avx2
+#define VI(op) _mm256_##op
+#define VEXP(x) vexp8(x)
+#define VHMAX(x) hmax8(x)
+#define VHSUM(x) hsum8(x)
+#define VKEEP(x, base, lo, hi) keep_lanes8(x, base, lo, hi)
+#define VZERO() VI(setzero_ps)()
+#define VLOAD(p) VI(loadu_ps)(p)
+#define VSTORE(p, x) VI(storeu_ps)(p, x)
+#define VSET1(x) VI(set1_ps)(x)
+#define VFMA(a, b, c) VI(fmadd_ps)(a, b, c)
+#define VMUL(a, b) VI(mul_ps)(a, b)
+#define VADD(a, b) VI(add_ps)(a, b)
+#define VSUB(a, b) VI(sub_ps)(a, b)
+#define VMAX(a, b) VI(max_ps)(a, b)
+static inline __attribute__((always_inline)) float hmax8(__m256 x)
+{
+    __m128 a = _mm_max_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
+    a = _mm_max_ps(a, _mm_movehl_ps(a, a));
+    return _mm_cvtss_f32(_mm_max_ss(a, _mm_shuffle_ps(a, a, 1)));
+}
+static inline __attribute__((always_inline)) float hsum8(__m256 x)
+{
+    __m128 a = _mm_add_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
+    a = _mm_add_ps(a, _mm_movehl_ps(a, a));
+    return _mm_cvtss_f32(_mm_add_ss(a, _mm_shuffle_ps(a, a, 1)));
+}
+#define VWIDEN(p) _mm256_castsi256_ps(_mm256_slli_epi32( \
+    _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(p))), 16))
+static inline __attribute__((always_inline)) void hsum4x8(__m256 a, __m256 b, __m256 c,
+                                                          __m256 d, float *out)
+{
+    const __m256 ab = _mm256_add_ps(_mm256_unpacklo_ps(a, b), _mm256_unpackhi_ps(a, b));
+    const __m256 cd = _mm256_add_ps(_mm256_unpacklo_ps(c, d), _mm256_unpackhi_ps(c, d));
+    const __m256 u = _mm256_add_ps(_mm256_shuffle_ps(ab, cd, _MM_SHUFFLE(1, 0, 1, 0)),
+                                   _mm256_shuffle_ps(ab, cd, _MM_SHUFFLE(3, 2, 3, 2)));
+    _mm_storeu_ps(out, _mm_add_ps(_mm256_castps256_ps128(u), _mm256_extractf128_ps(u, 1)));
+}
+#define VHSUM4(a, b, c, d, out) hsum4x8(a, b, c, d, out)
+#include "cpu/decode_micro.h"
+#pragma GCC pop_options
+#pragma GCC push_options
+#pragma GCC target("avx512f")
+#define W 16
+#define V __m512
+#define FN(name) name##_avx512
+#define VI(op) _mm512_##op
+#define VEXP(x) vexp16(x)
+#define VHMAX(x) _mm512_reduce_max_ps(x)
+#define VHSUM(x) _mm512_reduce_add_ps(x)
+#define VKEEP(x, base, lo, hi) keep_lanes16(x, base, lo, hi)
+#define VZERO() VI(setzero_ps)()
+#define VLOAD(p) VI(loadu_ps)(p)
+#define VSTORE(p, x) VI(storeu_ps)(p, x)
+#define VSET1(x) VI(set1_ps)(x)
+#define VFMA(a, b, c) VI(fmadd_ps)(a, b, c)
+#define VMUL(a, b) VI(mul_ps)(a, b)
+#define VADD(a, b) VI(add_ps)(a, b)
+#define VSUB(a, b) VI(sub_ps)(a, b)
+#define VMAX(a, b) VI(max_ps)(a, b)
+#define VWIDEN(p) _mm512_castsi512_ps(_mm512_slli_epi32( \
+    _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(p))), 16))
+static inline __attribute__((always_inline)) void hsum4x16(__m512 a, __m512 b, __m512 c,
+                                                           __m512 d, float *out)
+{
+    const __m512 ab = _mm512_add_ps(_mm512_unpacklo_ps(a, b), _mm512_unpackhi_ps(a, b));
+    const __m512 cd = _mm512_add_ps(_mm512_unpacklo_ps(c, d), _mm512_unpackhi_ps(c, d));
+    const __m512 u = _mm512_add_ps(_mm512_shuffle_ps(ab, cd, _MM_SHUFFLE(1, 0, 1, 0)),
+                                   _mm512_shuffle_ps(ab, cd, _MM_SHUFFLE(3, 2, 3, 2)));
+    const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(u), _mm256_castpd_ps(
+                                   _mm512_extractf64x4_pd(_mm512_castps_pd(u), 1)));
+    _mm_storeu_ps(out, _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1)));
+}
+#define VHSUM4(a, b, c, d, out) hsum4x16(a, b, c, d, out)
+#include "cpu/decode_micro.h"
+#pragma GCC pop_options
+size_t decode_spans(size_t nk) { return (nk + DECODE_SPAN - 1) / DECODE_SPAN; }
+
+size_t decode_units(const decode_params *p)
+{
+    return p->batch * p->kv_heads * decode_spans(p->nk);
+}
+
+size_t decode_first_unit(size_t units, int threads, int t)
+{
+    return units * (size_t)t / (size_t)threads;
+}
+const char *decode_params_problem(const decode_params *p)
+{
+    if (p->batch < 1 || p->heads < 1 || p->d < 1) return "batch, heads and d must be at least 1";
+    if (p->nq < 1 || p->nq > DECODE_MAX_ROWS) return "the query rows must be 1 to 16";
+    if (p->nk < 1 || p->nk > DECODE_MAX_KEYS) return "the keys must be 1 to 131072";
+    if (p->kv_heads < 1 || p->heads % p->kv_heads != 0)
+        return "the K/V heads must divide the query heads";
+    if (!(p->scale > 0) || !isfinite(p->scale)) return "the scale must be positive";
+    return NULL;
+}
+bool decode_isa_available(decode_isa isa)
+{
+    if (isa == DECODE_ISA_AVX512) return vexp_isa_available(VEXP_ISA_AVX512);
+    if (isa == DECODE_ISA_AVX2) return vexp_isa_available(VEXP_ISA_AVX2);
+    return true;
+}
+
+decode_isa decode_isa_chosen(decode_isa wanted, size_t d)
+{
+    if (wanted != DECODE_ISA_AUTO) return wanted;
+    if (d % 16 == 0 && decode_isa_available(DECODE_ISA_AVX512)) return DECODE_ISA_AVX512;
+    if (d % 8 == 0 && decode_isa_available(DECODE_ISA_AVX2)) return DECODE_ISA_AVX2;
+    return DECODE_ISA_SCALAR;
+}
+const char *decode_isa_name(decode_isa isa)
+{
+    return isa == DECODE_ISA_AVX512 ? "AVX-512" : isa == DECODE_ISA_AVX2 ? "AVX2"
+         : isa == DECODE_ISA_SCALAR ? "portable" : "auto";
+}
+
+static void (*decode_copy(decode_isa isa))(const decode_job *, size_t, float *)
+{
+    return isa == DECODE_ISA_AVX512 ? decode_span_avx512
+         : isa == DECODE_ISA_AVX2 ? decode_span_avx2 : decode_span_scalar;
+}
+const char *decode_isa_problem(decode_isa isa, size_t d)
+{
+    if (!decode_isa_available(isa)) return "that instruction set is not available here";
+    const size_t lanes = isa == DECODE_ISA_AVX512 ? 16 : isa == DECODE_ISA_AVX2 ? 8 : 1;
+    if (d % lanes != 0) return "d is not a whole number of that instruction set's vectors";
+    return NULL;
+}
+static void decode_merge_row(const decode_job *job, size_t head, size_t r, float *out)
+{
+    const size_t d = job->p->d, spans = decode_spans(job->p->nk);
+    softmax_partial run = online_start();
+    memset(out, 0, d * sizeof(float));
+    for (size_t s = 0; s < spans; s++) {
+        const size_t unit = head * spans + s;
+        const softmax_partial piece = job->part[unit * job->rows + r];
+        const softmax_partial both = softmax_merge(run, piece);
+        if (both.max == -INFINITY) continue;
+        const float keep = expf(run.max - both.max), take = expf(piece.max - both.max);
+        const float *a = job->acc + (unit * job->rows + r) * d;
+        for (size_t c = 0; c < d; c++) out[c] = keep * out[c] + take * a[c];
+        run = both;
+    }
+    const float inv = run.sum > 0 ? 1.0f / run.sum : 0.0f;
+    for (size_t c = 0; c < d; c++) out[c] *= inv;
+}
+static void decode_merge(const decode_job *job, float *o)
+{
+    const decode_params *p = job->p;
+    const size_t group = p->heads / p->kv_heads;
+    for (size_t b = 0; b < p->batch; b++)
+        for (size_t h = 0; h < p->heads; h++)
+            for (size_t i = 0; i < p->nq; i++) {
+                const size_t g = h / group, r = (h - g * group) * p->nq + i;
+                decode_merge_row(job, b * p->kv_heads + g, r,
+                                 o + ((b * p->heads + h) * p->nq + i) * p->d);
+            }
+}
+static size_t decode_workspace_floats(const decode_params *p)
+{
+    const size_t rows = p->heads / p->kv_heads * p->nq;
+    return rows * DECODE_BLOCK + rows + 2 * DECODE_BLOCK * p->d;
+}
+
+typedef struct { const decode_job *job; int t; } decode_thread;
+
+static void *decode_worker(void *arg)
+{
+    const decode_thread *me = arg;
+    const decode_job *job = me->job;
+    float *ws = fa_alloc(decode_workspace_floats(job->p) * sizeof(float));
+    const size_t end = decode_first_unit(job->units, job->threads, me->t + 1);
+    for (size_t u = decode_first_unit(job->units, job->threads, me->t); u < end; u++)
+        job->span(job, u, ws);
+    fa_free(ws);
+    return NULL;
+}
+static void decode_run_threads(const decode_job *job)
+{
+    enum { MAX_THREADS = 1024 };
+    pthread_t id[MAX_THREADS];
+    decode_thread arg[MAX_THREADS];
+    const int n = job->threads < MAX_THREADS ? job->threads : MAX_THREADS;
+    for (int t = 0; t < n; t++) arg[t] = (decode_thread){ job, t };
+    for (int t = 1; t < n; t++)
+        if (pthread_create(&id[t], NULL, decode_worker, &arg[t]) != 0)
+            die_line("decode: cannot start thread %d", t);
+    decode_worker(&arg[0]);
+    for (int t = 1; t < n; t++) pthread_join(id[t], NULL);
+}
+void attention_decode(const decode_params *p, const float *q, const void *k, const void *v,
+                      float *o, const decode_config *cfg)
+{
+    const decode_isa isa = decode_isa_chosen(cfg->isa, p->d);
+    const char *problem = decode_params_problem(p);
+    if (!problem) problem = decode_isa_problem(isa, p->d);
+    if (problem) die_line("decode: %s", problem);
+    decode_job job = { .p = p, .k = k, .v = v, .cache = cfg->cache,
+                       .rows = p->heads / p->kv_heads * p->nq, .units = decode_units(p),
+                       .threads = cfg->threads < 1 ? 1 : cfg->threads,
+                       .span = decode_copy(isa) };
+    const size_t nqd = p->batch * p->heads * p->nq * p->d;
+    float *qs = fa_alloc(nqd * sizeof(float));
+    for (size_t i = 0; i < nqd; i++) qs[i] = q[i] * p->scale;
+    job.qs = qs;
+    job.part = fa_alloc(job.units * job.rows * sizeof(softmax_partial));
+    job.acc = fa_alloc(job.units * job.rows * p->d * sizeof(float));
+    decode_run_threads(&job);
+    decode_merge(&job, o);
+    fa_free((float *)job.qs); fa_free(job.part); fa_free(job.acc);
+}
+size_t attention_decode_bytes(const decode_params *p, const decode_config *cfg)
+{
+    const size_t rows = p->heads / p->kv_heads * p->nq, units = decode_units(p);
+    const size_t threads = cfg->threads < 1 ? 1 : (size_t)cfg->threads;
+    return sizeof(float) * (p->batch * p->heads * p->nq * p->d + units * rows * (p->d + 2)
+                            + threads * decode_workspace_floats(p));
+}
+
+size_t decode_cache_bytes(const decode_params *p, decode_cache cache)
+{
+    return 2 * p->batch * p->kv_heads * p->nk * p->d * (cache == DECODE_BF16 ? 2 : 4);
+}
