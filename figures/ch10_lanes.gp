@@ -13,7 +13,8 @@ unset key
 set style fill solid 1.0 border lc rgb 'white'
 set xrange [-0.5:31.5]
 set yrange [3.5:-0.5]
-set xtics 0, 1, 31 scale 0 font ',7'
+small = term eq 'pdf' ? ',7' : ',10'
+set xtics 0, 1, 31 scale 0 font small
 set ytics ('acc[0]' 0, 'acc[1]' 1, 'acc[2]' 2, 'acc[3]' 3) scale 0
 set xlabel 'lane λ'
 unset border

@@ -9,12 +9,13 @@ field(b) = b == 31 ? 0xcc6677 : b >= 23 ? 0x88ccee : b >= 16 ? 0x44aa99 : b == 1
 y(i) = 3.6 * i + 1
 unset key; unset tics; unset border
 set xrange [-3.5:31.6]
-set yrange [14.6:-1.6]
+set yrange [14.6:-2.6]
 set style fill solid 1.0 border lc rgb 'white'
 set label 'sign' at 0, -1 center
 set label 'exponent' at 4.5, -1 center
 set label 'fraction kept' at 12, -1 center
-set label 'rounding bit' at 16, -1 center
+set label 'rounding bit' at 16, -2 center
+set arrow from 16, -1.6 to 16, 0.3 nohead lc rgb '#ddaa33'
 set label 'dropped' at 24, -1 center
 plot file using (31 - $2):(y($1)):(0.5):(0.5):(field($2)) with boxxyerror lc rgb variable, \
      '' using (31 - $2):(y($1)):(sprintf('%d', $3)) with labels, \
