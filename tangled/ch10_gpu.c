@@ -54,6 +54,7 @@ typedef struct {
     size_t qo, kv;                /* elements of q (and o, dout, dq), of k (and v, dk, dv) */
 } ch10_bwd_tensors;
 
+static void ch10_report_lanes(report *r, const char *dir);
 static void ch10_report_tc(report *r, bool cuda, const attn_params *p, const tensor qkv[3]);
 void ch10_measure_tc(bool cuda, const attn_params *p, const tensor qkv[3], ch10_tc_runs *runs);
 static void ch10_report_ldmatrix(report *r, bool cuda, const emu_counts *c, size_t d);
@@ -227,6 +228,7 @@ static void ch10_run_seeded(const ch10_options *o, report *r)
     ch10_measure(cuda, &p, qkv, runs);
     ch10_report_runs(r, cuda, &p, runs);
     if (o->data_dir) ch10_write_errors(o->data_dir, runs);
+    ch10_report_lanes(r, o->data_dir);
     ch10_report_tc(r, cuda, &p, qkv);
     ch10_backward_receipts(o, cuda, r);
     for (int t = 0; t < 3; t++) tensor_free(&qkv[t]);
@@ -256,6 +258,19 @@ static void ch10_write_errors(const char *dir, const ch10_run runs[CH10_RUNS])
     for (int i = 0; i < CH10_RUNS; i++)
         fprintf(data, "%s %d %.6e %.6e\n", runs[i].kernel == GPU_FUSED ? "fused" : "naive",
                 runs[i].causal, runs[i].error, runs[i].cpu_naive_error);
+    data_close(data);
+}
+
+static void ch10_report_lanes(report *r, const char *dir)
+{
+    const unsigned d = 80;
+    report_factf(r, "lanes_d", "%u", d);
+    if (!dir) return;
+    FILE *data = data_file(dir, "ch10_lanes.dat");
+    fprintf(data, "# lane register column owned (column < d = %u)\n", d);
+    for (unsigned lane = 0; lane < 32; lane++)
+        for (unsigned g = 0, c; (c = gpu_fused_column_of(lane, g)) < GPU_MAX_DIM; g++)
+            fprintf(data, "%u %u %u %d\n", lane, g, c, c < d);
     data_close(data);
 }
 

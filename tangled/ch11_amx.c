@@ -327,6 +327,77 @@ static void write_ch11_walk_data(const char *dir)
     }
     data_close(f);
 }
+static void write_ch11_vnni_data(const char *dir)
+{
+    float key[32 * 16], col[32 * 16];
+    bf16 by_key[2 * AMX_TILE_ELEMS], by_col[2 * AMX_TILE_ELEMS];
+    for (size_t j = 0; j < 32 * 16; j++) key[j] = (float)(j / 16 + 1), col[j] = (float)(j % 16 + 1);
+    amx_pack_values(32, 16, key, 0, by_key);
+    amx_pack_values(32, 16, col, 0, by_col);
+    FILE *f = data_file(dir, "ch11_vnni.dat");
+    fprintf(f, "# tile_row place key column (of the block of V that lands there)\n");
+    for (size_t i = 0; i < AMX_TILE_ELEMS; i++)
+        fprintf(f, "%zu %zu %.0f %.0f\n", i / 32, i % 32, bf16_float(by_key[i]) - 1,
+                bf16_float(by_col[i]) - 1);
+    data_close(f);
+}
+static void report_bits(report *r, const char *dir)
+{
+    static const float x[4] = { 1.0f / 3.0f, 3.14159265f, 1.00390625f, 1.01171875f };
+    FILE *f = dir ? data_file(dir, "ch11_bits.dat") : NULL, *g = dir ? data_file(dir, "ch11_bits_values.dat") : NULL;
+    if (f) fprintf(f, "# value bit fp32_bit bf16_bit (-1: not kept)\n");
+    for (int i = 0; i < 4; i++) {
+        uint32_t u;
+        memcpy(&u, &x[i], sizeof u);
+        const bf16 h = bf16_round(x[i]);
+        char key[4][24];
+        snprintf(key[0], sizeof key[0], "bits_f32_%d", i);
+        snprintf(key[1], sizeof key[1], "bits_bf16_%d", i);
+        snprintf(key[2], sizeof key[2], "bits_x_%d", i);
+        snprintf(key[3], sizeof key[3], "bits_rounded_%d", i);
+        report_factf(r, key[0], "0x%08x", (unsigned)u);
+        report_factf(r, key[1], "0x%04x", (unsigned)h);
+        report_factf(r, key[2], "%.9g", (double)x[i]);
+        report_factf(r, key[3], "%.9g", (double)bf16_float(h));
+        for (int b = 31; f && b >= 0; b--)
+            fprintf(f, "%d %d %u %d\n", i, b, (unsigned)(u >> b) & 1u, b >= 16 ? (h >> (b - 16)) & 1 : -1);
+        if (g) fprintf(g, "%d \"%.9g becomes %.9g\"\n", i, (double)x[i], (double)bf16_float(h));
+    }
+    if (f) data_close(f);
+    if (g) data_close(g);
+}
+static void report_walk_grid(report *r, const char *dir)
+{
+    attn_params p = attn_default(1, 1, 256, 256, 64);
+    p.causal = true;
+    size_t seen[3] = { 0 };
+    FILE *f = dir ? data_file(dir, "ch11_walk.dat") : NULL;
+    if (f) fprintf(f, "# slice block kind(0 skipped, 1 full, 2 masked) visit\n");
+    for (size_t s = 0; s < 256 / 16; s++)
+        for (size_t b = 0, visit = 0; b < 256 / 32; b++) {
+            const attn_tile_kind kind = attn_tile_classify(&p, 16 * s, 16, 32 * b, 32);
+            seen[kind]++;
+            visit += kind != ATTN_TILE_SKIPPED;
+            if (f) fprintf(f, "%zu %zu %d %zu\n", s, b, (int)kind, kind == ATTN_TILE_SKIPPED ? 0 : visit);
+        }
+    if (f) data_close(f);
+    amx_counts c = { 0 };
+    float *x = fa_alloc(fa_mul(256 * 64, 4)), *o = fa_alloc(fa_mul(256 * 64, 4));
+    memset(x, 0, 256 * 64 * 4);
+    attention_bf16(AMX_KERNEL_EMULATED, &p, x, x, x, o, 1, &c);
+    fa_free(x); fa_free(o);
+    if (c.blocks_computed != seen[1] + seen[2] || c.blocks_skipped != seen[0])
+        die_line("the walk figure's blocks differ from the kernel's counts");
+    report_factf(r, "walk_full", "%zu", seen[1]);
+    report_factf(r, "walk_masked", "%zu", seen[2]);
+    report_factf(r, "walk_skipped", "%zu", seen[0]);
+}
+static void report_figures(report *r, const char *data_dir)
+{
+    report_bits(r, data_dir);
+    report_walk_grid(r, data_dir);
+    if (data_dir) write_ch11_vnni_data(data_dir);
+}
 static void run_ch11_receipts(const ch11_options *o, report *r)
 {
     bool vdp, amx;
@@ -336,6 +407,7 @@ static void run_ch11_receipts(const ch11_options *o, report *r)
     report_model(r, vdp, amx, o->quick ? 10 : 1000);
     report_errors(r, o->quick ? 4 : ERROR_SHAPE_COUNT, (uint32_t)o->seed);
     report_walk(r, o->data_dir);
+    report_figures(r, o->data_dir);
     report_budget(r);
     if (o->quick) return;
     report_peaks(r, o, vdp, amx);

@@ -220,6 +220,17 @@ Test(kernels, two_heads_ragged_tiles)
     check_both_kernels(2, 37, 45, 16, true);
 }
 
+Test(kernels, every_column_has_one_lane)
+{
+    int owners[GPU_MAX_DIM] = { 0 };
+    for (unsigned lane = 0; lane < 32; lane++)
+        for (unsigned g = 0, c; g < GPU_MAX_DIM && (c = gpu_fused_column_of(lane, g)) < GPU_MAX_DIM; g++) {
+            owners[c]++;
+            if (lane > 0) cr_expect_eq(c, gpu_fused_column_of(lane - 1, g) + 1, "lane %u, acc[%u]", lane, g);
+        }
+    for (unsigned c = 0; c < GPU_MAX_DIM; c++) cr_expect_eq(owners[c], 1, "column %u", c);
+}
+
 Test(kernels, huge_logits_stay_finite)
 {
     gpu_problem pr = gpu_problem_new(1, 40, 40, 16, false, 3);

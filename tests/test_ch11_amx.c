@@ -168,3 +168,16 @@ Test(bits, causal_walk_skips_the_future)
     cr_expect_eq(c.blocks_computed + c.blocks_skipped, 64 * 32);
     fa_free(x); fa_free(o);
 }
+Test(bits, values_are_packed_in_pairs_of_keys)
+{
+    float v[40 * 20];
+    bf16 out[2 * AMX_TILE_ELEMS];
+    for (size_t j = 0; j < 40 * 20; j++) v[j] = (float)(j % 256);
+    amx_pack_values(40, 20, v, 32, out);
+    for (size_t i = 0; i < 2 * AMX_TILE_ELEMS; i++) {
+        const size_t t = i / AMX_TILE_ELEMS, r = i % AMX_TILE_ELEMS / 32, place = i % 32;
+        const size_t key = 32 + 2 * r + place % 2, col = 16 * t + place / 2;
+        const float expected = key < 40 && col < 20 ? v[key * 20 + col] : 0.0f;
+        cr_expect_eq(bf16_float(out[i]), expected, "tile %zu, row %zu, place %zu", t, r, place);
+    }
+}

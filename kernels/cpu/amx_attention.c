@@ -326,6 +326,12 @@ static void pack_query_slice(const amx_shape *sh, const float *q, size_t q0, bf1
                 out[r * 32 + e] = row < sh->nq && col < sh->d ? bf16_round(q[row * sh->d + col]) : 0;
             }
 }
+void amx_pack_values(size_t nk, size_t d, const float *v, size_t k0, bf16 *out)
+{
+    const attn_params p = attn_default(1, 1, 1, nk, d);
+    const amx_shape sh = amx_shape_of(&p);
+    pack_value_block(&sh, v, k0, out);
+}
 typedef struct amx_job {
     const attn_params *p;
     const amx_engine *engine;

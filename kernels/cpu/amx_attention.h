@@ -15,4 +15,6 @@ void attention_bf16(amx_kernel kernel, const attn_params *p, const float *q, con
                     const float *v, float *o, int threads, amx_counts *counts);
 size_t attention_bf16_bytes(const attn_params *p, int threads);
 const char *bf16_params_problem(const attn_params *p);
+/* one block of 32 keys of V (nk x d, from key k0) as the kernel packs it: dpad/16 tiles */
+void amx_pack_values(size_t nk, size_t d, const float *v, size_t k0, bf16 *out);
 #endif

@@ -26,6 +26,9 @@ int gpu_attention_cuda(gpu_kernel kernel, const attn_params *p, const float *q,
                        const float *k, const float *v, float *o, int repeats,
                        double *ms, char why[256]);
 
+/* the column of a row that lane `lane` of the fused kernel keeps in acc[slice] */
+unsigned gpu_fused_column_of(unsigned lane, unsigned slice);
+
 /* NULL when this kernel can run the problem, else why not */
 const char *gpu_kernel_problem(gpu_kernel kernel, const attn_params *p);
 

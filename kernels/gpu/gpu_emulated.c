@@ -478,3 +478,7 @@ void gpu_bf16_naive_backward_error(const attn_params *p, const float *q, const f
     fa_free(work);
 }
 
+unsigned gpu_fused_column_of(unsigned lane, unsigned slice)
+{
+    return fused_column(lane, slice);
+}

@@ -181,6 +181,11 @@ typedef struct {
     float acc[GPU_SLICES];      /* columns lane, lane + 32, ... of the accumulator */
 } gpu_row_state;
 
+static __device__ __forceinline__ unsigned fused_column(unsigned lane, unsigned g)
+{
+    return lane + g * GPU_WARP;
+}
+
 static __device__ __forceinline__ void start_rows(gpu_row_state st[GPU_ROWS_PER_WARP])
 {
     GPU_UNROLL
@@ -227,7 +232,7 @@ static __device__ __forceinline__ void fold_tile_into_row(
     __syncwarp(0xffffffffu);
     GPU_UNROLL
     for (unsigned g = 0; g < GPU_SLICES; g++) {
-        const unsigned c = lane + g * GPU_WARP;
+        const unsigned c = fused_column(lane, g);
         if (c >= a.d) break;
         float sum = alpha * st->acc[g];
         for (unsigned jj = 0; jj < GPU_BLOCK_K; jj++) sum += sh->p[warp][jj] * sh->v[jj * GPU_MAX_DIM + c];
@@ -246,7 +251,7 @@ static __device__ __forceinline__ void finish_row(gpu_args a, const gpu_row_stat
     float *out = a.o + ((size_t)blockIdx.y * a.nq + i) * a.d;
     GPU_UNROLL
     for (unsigned g = 0; g < GPU_SLICES; g++) {
-        const unsigned c = lane + g * GPU_WARP;
+        const unsigned c = fused_column(lane, g);
         if (c < a.d) out[c] = st->acc[g] / l;
     }
 }
