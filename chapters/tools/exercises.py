@@ -507,16 +507,16 @@ def ranges(ids):
 def syllabus_table(weeks):
     rows = []
     for n, wk in enumerate(weeks, 1):
-        read = ", ".join(("ch. " if c.isdigit() else "app. ") + c for c in wk["read"])
+        read = ", ".join(wk["read"])
         proj = []
         for pid, part, of, written in wk["project"]:
             what = "out" if part == 1 else ("written part, due" if written and part == of
                                             else "due" if part == of else "week %d" % part)
             proj.append("%s %s" % (pid, what) + (" (written part)" if written and part < of else ""))
-        rows.append([str(n), read, ranges(wk["set"]), "; ".join(proj),
-                     fmt_minutes(int(round(wk["minutes"] / 5.0)) * 5)])
-    return {"title": "The syllabus: what to read, set and hand in each week",
-            "columns": ["week", "read", "set", "project", "time"], "rows": rows}
+        rows.append([str(n), read, ranges(wk["set"]), "; ".join(proj), "%.1f" % (wk["minutes"] / 60)])
+    return {"title": "The syllabus: the chapters to read, the exercises to set, the projects, "
+                     "and the hours of a student's time, week by week",
+            "columns": ["week", "read", "set", "project", "hours"], "rows": rows}
 
 
 def collect(files):
@@ -576,7 +576,8 @@ def receipts(outdir, files, course=(COURSE_WEEKS, COURSE_HOURS)):
             u = e["id"].replace(".", "_")
             facts["out_" + u] = str(min(got)) if got else "?"
             facts["due_" + u] = str(max(got)) if got else "?"
-            facts["needs_" + u] = ", ".join(map(str, project_needs(e)))
+            needs = [str(c) for c in project_needs(e)]
+            facts["needs_" + u] = " and ".join(filter(None, [", ".join(needs[:-1])] + needs[-1:]))
     facts["syllabus_ok"] = "yes" if all(ok for ok, _ in verify_syllabus(
         everything, weeks, course[0], course[1])) else "no"
     table = {"title": "Every exercise of the book",
