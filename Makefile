@@ -191,9 +191,15 @@ $(B)/receipts/%.txt: $(B)/receipts/%.json
 
 # The exercises' own receipts (exercises.json, .txt): the instructors'
 # page splices its table from the exercises' headings.
-$(B)/receipts/exercises.json: $(NW) $(TOOLS)/exercises.py
+# The syllabus is generated for the course declared in exercises.py
+# (14 weeks of 9 hours); make COURSE_WEEKS=N COURSE_HOURS=H declares another.
+COURSE      := $(if $(COURSE_WEEKS),--weeks $(COURSE_WEEKS)) $(if $(COURSE_HOURS),--hours $(COURSE_HOURS))
+$(B)/course.txt: FORCE
 	@mkdir -p $(dir $@)
-	python3 $(TOOLS)/exercises.py receipts $(B)/receipts $(NW)
+	@echo "$(COURSE)" | cmp -s - $@ || echo "$(COURSE)" > $@
+$(B)/receipts/exercises.json: $(NW) $(TOOLS)/exercises.py $(B)/course.txt
+	@mkdir -p $(dir $@)
+	python3 $(TOOLS)/exercises.py receipts $(B)/receipts $(COURSE) $(NW)
 # ---------------------------------------------------------------- chapter 8's measurements
 # Chapter 8 reads chapter 1's measured machine, the traffic cachegrind measured,
 # and the recorded benchmark. Valgrind cannot run AVX-512 code, so cachegrind
@@ -451,7 +457,7 @@ check-grade-all: $(GRADERS:%=$(B)/bin/%) | check-fresh
 check-exercises: | $(B)/deps.stamp check-fresh
 	@mkdir -p $(B)/check
 	@echo "== exercises"
-	@$(TIMED) exercises python3 $(TOOLS)/exercises.py check $(NW) > $(B)/check/exercises.log.tmp 2>&1; rc=$$?; \
+	@$(TIMED) exercises python3 $(TOOLS)/exercises.py check $(COURSE) $(NW) > $(B)/check/exercises.log.tmp 2>&1; rc=$$?; \
 	  grep -v '^ok' $(B)/check/exercises.log.tmp; mv $(B)/check/exercises.log.tmp $(B)/check/exercises.log; exit $$rc
 
 # Every grader passes its solution and fails its starter and its wrong variant.

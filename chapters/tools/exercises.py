@@ -1,26 +1,32 @@
 #!/usr/bin/env python3
 """exercises.py: the book's exercises, read from their headings.
 
-    python3 chapters/tools/exercises.py receipts OUTDIR chapters/*.nw
-    python3 chapters/tools/exercises.py check chapters/*.nw
+    python3 chapters/tools/exercises.py receipts OUTDIR [--weeks N --hours H] chapters/*.nw
+    python3 chapters/tools/exercises.py check [--weeks N --hours H] chapters/*.nw
+    python3 chapters/tools/exercises.py points chapters/*.nw
     python3 chapters/tools/exercises.py code chapters/*.nw
     python3 chapters/tools/exercises.py runs OUTDIR chapters/*.nw
 
 Every exercise is written in the book's one format,
 
-    ### Exercise N.k · KIND · ①|②|③ {#ex-N-k}
+    ### Exercise N.k · KIND · ①|②|③ · P points {#ex-N-k}
 
     *Practises:* what it practises. *Checked by:* how it is checked.
 
-with KIND one of concept, predict-then-run, code.  N is the chapter's number
+with KIND one of concept, predict-then-run, code, and P the exercise's
+points (a code exercise's are shared evenly among its grader's checks; a
+concept or predict-then-run exercise's are given by hand, by the rubric
+in its answer: a paragraph opening *Rubric:* with what a full answer
+holds and then *Common wrong answers:*).  N is the chapter's number
 (chNN_ files) or A (the harness appendix).
 
   receipts  writes OUTDIR/exercises.json and exercises.txt in the shape of a
             chapter program's receipts: table "all" (one row per exercise)
-            (exercise, kind, difficulty, time, practises), table "chapters"
+            (exercise, kind, difficulty, time, points, practises), table
+            "syllabus" (the course's weeks, see schedule()), table "chapters"
             (per chapter: counts by kind and by difficulty, time) and facts
-            (counts per kind, totals, time_N per chapter N), for the
-            instructors' page.
+            (counts per kind, totals, time_N per chapter N, the course and
+            each project's weeks), for the instructors' page.
   check     prints "ok - ..." / "not ok - ..." per rule (make check-exercises):
             3-6 exercises per chapter numbered 1..k, at least one
             predict-then-run that runs the chapter's program and one code
@@ -30,8 +36,16 @@ with KIND one of concept, predict-then-run, code.  N is the chapter's number
             its heading that starts a paragraph with **Answer N.k.** (or
             **Solution N.k.** for a code exercise); a predict-then-run
             answer splices at least one receipt ({{prog.key}}), the numbers
-            a run printed, and every answer run it names is declared.
+            a run printed, and every answer run it names is declared;
+            every exercise declares its points and every hand-graded one
+            has a rubric; the syllabus planned for the course (--weeks,
+            --hours) sets every exercise and project inside the course's
+            weeks and hours; and a self-test shows that these syllabus
+            rules catch a plan broken five ways.
   code      prints "N.k FILE" for each code exercise (for prove-graders.sh).
+  points    prints "N.k POINTS BY_PROGRAM" for each code exercise and project:
+            its points, and the part of them its grader's checks give
+            (for grade-all.sh).
   runs      runs every answer run and writes its receipts, OUTDIR/NAME.json
             and NAME.txt, for the instructor edition.  An answer declares a
             run on a line of its own inside its solution div,
@@ -60,7 +74,9 @@ MARKS = {"①": "easy", "②": "medium", "③": "hard"}
 MINUTES = {"concept": (10, 20, 45), "predict-then-run": (15, 30, 60),
            "code": (20, 45, 90), "project": (480, 900, 1200)}
 GRADED = ("code", "project")   # kinds with a starter, a grader, a solution and a wrong variant
-HEAD = re.compile(r"^### (?:Exercise|Project) (\w+)\.(\d+) · (\S+) · (\S) \{#ex-(\w+)-(\d+)\}\s*$")
+HAND = ("concept", "predict-then-run")   # kinds read by hand, against a rubric
+HEAD = re.compile(r"^### (?:Exercise|Project) (\w+)\.(\d+) · (\S+) · (\S)(?: · (\d+) points?)? "
+                  r"\{#ex-(\w+)-(\d+)\}\s*$")
 LOOSE_HEAD = re.compile(r"^###\s+(Exercise|Project)\b")
 PRACTISES = re.compile(r"^\*Practises:\*\s*(.*?)\s*\*Checked by:\*\s*(.*)$")
 ANSWER = re.compile(r"^\*\*(Answer|Solution) (\w+\.\d+)\.\*\*")
@@ -105,7 +121,7 @@ def read(path):
             problems.append("%s:%d: heading not in the book's format: %s"
                             % (path, n + 1, line.strip()))
             continue
-        chap, num, kind, mark, achap, anum = m.groups()
+        chap, num, kind, mark, points, achap, anum = m.groups()
         para, k = [], n + 1
         while k < len(lines) and not lines[k].strip():
             k += 1
@@ -115,6 +131,7 @@ def read(path):
         pm = PRACTISES.match(" ".join(para))
         ex = {"id": "%s.%s" % (chap, num), "chapter": chap, "number": int(num),
               "kind": kind, "mark": mark, "line": n + 1,
+              "points": int(points) if points else 0,
               "practises": plain(pm.group(1)) if pm else "",
               "checked": plain(pm.group(2)) if pm else "",
               "body": "".join(lines[n + 1:k + 40])}
@@ -207,6 +224,11 @@ def check_answers(path, exs):
         rule(m is not None and m.group(2) == e["id"] and m.group(1) == word,
              "%s: exercise %s has an answer (**%s %s.** in a solution div)"
              % (path, e["id"], word, e["id"]))
+        rule(e["points"] > 0, "%s: exercise %s declares its points (### ... · %s · N points {#...})"
+             % (path, e["id"], e["mark"]))
+        if e["kind"] in HAND:
+            rule(has_rubric(e), "%s: hand-graded exercise %s has a rubric in its solution div "
+                 "(*Rubric:* %d points. ... *Common wrong answers:* ...)" % (path, e["id"], e["points"]))
         if e["kind"] != "predict-then-run" or not m:
             continue
         splices = SPLICE.findall(e["answer"])
@@ -221,6 +243,27 @@ def check_answers(path, exs):
                  "%s: answer run %s of exercise %s runs a chapter program (./%s)"
                  % (path, name, e["id"], program))
     return out
+
+
+def has_rubric(e):
+    """A hand-graded exercise's rubric: a paragraph of its answer (inside the
+    solution div, so only the instructor's edition shows it) opening with
+    "*Rubric:* P points." (P the heading's), what a full answer holds,
+    point by point, then *Common wrong answers:*."""
+    text = e["answer"] or ""
+    at = text.find("\n*Rubric:* %d points." % e["points"])
+    rest = " ".join(text[at:].split())
+    return at >= 0 and "*Common wrong answers:*" in rest and len(rest.split()) >= 25
+
+
+def program_points(e):
+    """The points a program grades: a code exercise's all, a project's the
+    share its rubric gives the grader's checks ("*Rubric:* 6 points for the
+    grader's checks")."""
+    if e["kind"] == "code":
+        return e["points"]
+    m = re.search(r"\*Rubric:\*\s+(\d+) points? for the grader's checks", e["section"])
+    return int(m.group(1)) if m and e["kind"] == "project" else 0
 
 
 def check_graded(path, code, text):
@@ -256,9 +299,224 @@ def check_projects(path, exs, text):
         rule(e["kind"] == "project", "%s: %s is of kind project" % (path, e["id"]))
         rule("*Rubric:*" in e["section"], "%s: project %s has a rubric (*Rubric:* ...)"
              % (path, e["id"]))
+        rule(0 < program_points(e) < e["points"],
+             "%s: project %s's rubric gives the grader's checks part of its %d points"
+             % (path, e["id"], e["points"]))
     out += check_answers(path, exs)
     out += check_graded(path, exs, text)
     return out
+
+
+# ---------------------------------------------------------------- the syllabus
+# A course of WEEKS weeks of HOURS hours of a student's time each.  A week
+# holds, in the book's order, a chapter's reading (READ_MINUTES, the rule
+# the instructors' page states) and its exercises at the time rule above,
+# at most READ_PER_WEEK chapters a week (an appendix rides along);
+# the harness appendix is read right after chapter APPENDIX_AFTER["A"], when
+# the book first leans on it.  A project runs its milestones in consecutive
+# weeks, one project at a time, its time shared evenly among them; it goes
+# out in the first week after the chapters its *Practises* names are read.
+COURSE_WEEKS, COURSE_HOURS = 14, 9   # the course declared (make COURSE_WEEKS=.. COURSE_HOURS=..)
+READ_MINUTES = 90
+READ_PER_WEEK = 2
+APPENDIX_AFTER = {"A": 3}
+
+
+def order_key(chap):
+    if chap.isdigit():
+        return (int(chap), 0)
+    return (APPENDIX_AFTER.get(chap, 999), 1)
+
+
+def project_needs(e):
+    """The chapters a project builds on, from its *Practises* line."""
+    m = re.search(r"chapters? (\d+(?:(?:, | and )\d+)*)", e["practises"])
+    return [int(c) for c in re.findall(r"\d+", m.group(1))] if m else []
+
+
+def project_parts(e):
+    """A project's milestones, in order: (week's text, written part?)."""
+    weeks = re.findall(r"\*Week (\d+):\*(.*?)(?=\*Week \d+:\*|\n\n)", e["section"], re.S)
+    return [(" ".join(t.split()), "written part" in t) for _, t in weeks]
+
+
+def syllabus_items(exercises):
+    """(units, projects): units in reading order, each (chapter, [items]),
+    an item (what, id, minutes) with what "read" or "set"; projects as
+    (exercise, needs, parts)."""
+    by_chap = {}
+    for e in exercises:
+        if e["kind"] != "project":
+            by_chap.setdefault(e["chapter"], []).append(e)
+    units = []
+    for chap in sorted(by_chap, key=order_key):
+        items = [("read", chap, READ_MINUTES)]
+        items += [("set", e["id"], minutes(e)) for e in by_chap[chap]]
+        units.append((chap, items))
+    projects = [(e, project_needs(e), project_parts(e))
+                for e in exercises if e["kind"] == "project"]
+    return units, projects
+
+
+def schedule(exercises, hours):
+    """The weeks, a list of {"read": [chap], "set": [id], "project": [(id,
+    part, of, written)], "minutes": m}, filled greedily: each week first
+    takes the active project's milestone, then the next items in reading
+    order while they fit in HOURS (an item that fits no week alone still
+    takes a week of its own, over the budget, for the check to report)."""
+    units, projects = syllabus_items(exercises)
+    items = [(chap, it) for chap, its in units for it in its]
+    cap = hours * 60
+    weeks, read_in = {}, {}
+    busy_until, queue, i, w = 0, list(projects), 0, 0
+
+    def week(n):
+        return weeks.setdefault(n, {"read": [], "set": [], "project": [], "minutes": 0})
+    while i < len(items) or queue or w < busy_until:
+        w += 1
+        if w > 200:
+            break
+        this = week(w)
+        if queue and w > busy_until:
+            e, needs, parts = queue[0]
+            if all(read_in.get(str(c), w) < w for c in needs):
+                queue.pop(0)
+                share = minutes(e) / max(1, len(parts))
+                for k, (text, written) in enumerate(parts):
+                    wk = week(w + k)
+                    wk["project"].append((e["id"], k + 1, len(parts), written))
+                    wk["minutes"] += share
+                busy_until = w + len(parts) - 1
+        placed = 0
+        while i < len(items):
+            chap, (what, ident, m) = items[i]
+            if this["minutes"] + m > cap and (placed or this["minutes"]):
+                break
+            if what == "read" and chap.isdigit() and \
+                    sum(c.isdigit() for c in this["read"]) >= READ_PER_WEEK:
+                break
+            this[what].append(ident)
+            this["minutes"] += m
+            if what == "read":
+                read_in[chap] = w
+            i, placed = i + 1, placed + 1
+    return [weeks[n] for n in sorted(weeks)]
+
+
+def verify_syllabus(exercises, weeks, n_weeks, hours):
+    """The rules, each an (ok, what): every exercise set in exactly one
+    week, after its chapter is read; every project's milestones, written
+    part included, in consecutive weeks after the chapters it needs; the
+    projects due in order; no week past the course's end or over its
+    hours (summed again here from the rules, not from the schedule)."""
+    out = []
+
+    def rule(ok, what):
+        out.append((bool(ok), what))
+    by_id = {e["id"]: e for e in exercises}
+    set_in, read_in, parts_in = {}, {}, {}
+    for n, wk in enumerate(weeks, 1):
+        for c in wk["read"]:
+            read_in[c] = n
+        for x in wk["set"]:
+            set_in.setdefault(x, []).append(n)
+        for pid, part, of, written in wk["project"]:
+            parts_in.setdefault(pid, []).append((n, part, of, written))
+    for e in exercises:
+        if e["kind"] == "project":
+            got = sorted(parts_in.get(e["id"], []), key=lambda t: t[1])
+            want = len(project_parts(e))
+            weeks_of = [t[0] for t in got]
+            rule(want > 0 and [t[1] for t in got] == list(range(1, want + 1))
+                 and weeks_of == list(range(weeks_of[0], weeks_of[0] + want))
+                 and any(t[3] for t in got),
+                 "syllabus: project %s's %d milestones (written part included) in %d "
+                 "consecutive weeks" % (e["id"], want, want))
+            start = weeks_of[0] if weeks_of else 0
+            rule(all(read_in.get(str(c), 10 ** 6) < start for c in project_needs(e)),
+                 "syllabus: project %s goes out after chapters %s are read"
+                 % (e["id"], ", ".join(map(str, project_needs(e)))))
+            continue
+        rule(len(set_in.get(e["id"], [])) == 1, "syllabus: exercise %s is set in exactly one week"
+             % e["id"])
+        rule(read_in.get(e["chapter"], 10 ** 6) <= min(set_in.get(e["id"], [0])),
+             "syllabus: exercise %s is set after its chapter is read" % e["id"])
+    dues = [max(t[0] for t in parts_in[e["id"]]) for e in exercises
+            if e["kind"] == "project" and e["id"] in parts_in]
+    rule(dues == sorted(dues) and len(set(dues)) == len(dues),
+         "syllabus: the projects are due in order (weeks %s)" % ", ".join(map(str, dues)))
+    rule(len(weeks) <= n_weeks, "syllabus: %d weeks of work in a course of %d" % (len(weeks), n_weeks))
+    for n, wk in enumerate(weeks, 1):
+        m = READ_MINUTES * len(wk["read"]) + sum(minutes(by_id[x]) for x in wk["set"] if x in by_id)
+        m += sum(minutes(by_id[p]) / of for p, part, of, written in wk["project"] if p in by_id)
+        rule(m <= hours * 60 + 1e-6, "syllabus: week %d holds %s, within %d h" % (n, fmt_minutes(round(m)), hours))
+    return out
+
+
+def syllabus_self_test(exercises, n_weeks, hours):
+    """The rules must catch a broken syllabus: an exercise left out, a
+    project's written part left out, a week past the end, a week over its
+    hours, projects due out of order.  Returns (ok, what) lines."""
+    import copy
+    weeks = schedule(exercises, hours)
+    out = []
+    breaks = []
+    b = copy.deepcopy(weeks)
+    victim = next(wk for wk in b if wk["set"])
+    victim["set"].pop()
+    breaks.append(("an exercise in no week", b, n_weeks))
+    b = copy.deepcopy(weeks)
+    for wk in b:
+        wk["project"] = [p for p in wk["project"] if not p[3]]
+    breaks.append(("a project's written part in no week", b, n_weeks))
+    breaks.append(("a week past the course's end", copy.deepcopy(weeks), len(weeks) - 1))
+    b = copy.deepcopy(weeks)
+    b[0]["set"] += [x for wk in b[1:] for x in wk["set"]]
+    for wk in b[1:]:
+        wk["set"] = []
+    breaks.append(("a week over its hours", b, n_weeks))
+    b = copy.deepcopy(weeks)
+    firsts = [i for i, wk in enumerate(b) if wk["project"]]
+    if firsts:
+        b.append({"read": [], "set": [], "project": [], "minutes": 0})
+        pid = b[firsts[0]]["project"][0][0]
+        for wk in b:
+            wk["project"] = [p for p in wk["project"] if p[0] != pid]
+        of = len([1 for wk in weeks for p in wk["project"] if p[0] == pid])
+        b += [{"read": [], "set": [], "project": [(pid, k, of, k == of)], "minutes": 0}
+              for k in range(1, of + 1)]
+        breaks.append(("projects due out of order", b, len(b)))
+    for what, broken, nw in breaks:
+        caught = not all(ok for ok, _ in verify_syllabus(exercises, broken, nw, hours))
+        out.append((caught, "syllabus self-test: %s is caught" % what))
+    return out
+
+
+def ranges(ids):
+    """["4.3", "4.4", "5.1"] -> "4.3–4.4, 5.1"."""
+    out = []
+    for x in ids:
+        c, n = x.split(".")
+        if out and out[-1][0] == c and out[-1][2] == int(n) - 1:
+            out[-1][2] = int(n)
+        else:
+            out.append([c, int(n), int(n)])
+    return ", ".join("%s.%d" % (c, a) if a == b else "%s.%d–%s.%d" % (c, a, c, b) for c, a, b in out)
+
+
+def syllabus_table(weeks):
+    rows = []
+    for n, wk in enumerate(weeks, 1):
+        read = ", ".join(wk["read"])
+        proj = []
+        for pid, part, of, written in wk["project"]:
+            what = "out" if part == 1 else ("written part, due" if written and part == of
+                                            else "due" if part == of else "week %d" % part)
+            proj.append("%s %s" % (pid, what) + (" (written part)" if written and part < of else ""))
+        rows.append([str(n), read, ranges(wk["set"]), "; ".join(proj), "%.1f" % (wk["minutes"] / 60)])
+    return {"title": "The syllabus: the chapters to read, the exercises to set, the projects, "
+                     "and the hours of a student's time, week by week",
+            "columns": ["week", "read", "set", "project", "hours"], "rows": rows}
 
 
 def collect(files):
@@ -270,7 +528,7 @@ def collect(files):
     return result
 
 
-def receipts(outdir, files):
+def receipts(outdir, files, course=(COURSE_WEEKS, COURSE_HOURS)):
     rows, facts = [], {}
     counts = {k: 0 for k in KINDS}
     total_minutes = 0
@@ -282,7 +540,7 @@ def receipts(outdir, files):
             else:
                 total_minutes += minutes(e)
             rows.append([e["id"], e["kind"], "%s %s" % (e["mark"], MARKS.get(e["mark"], "?")),
-                         fmt_minutes(minutes(e)), e["practises"]])
+                         fmt_minutes(minutes(e)), str(e["points"]), e["practises"]])
     per = {}
     for path, chap, stem, exs, problems, text in collect(files):
         for e in exs:
@@ -301,8 +559,29 @@ def receipts(outdir, files):
         facts[k.replace("-", "_")] = str(counts[k])
     facts["hours"] = "%.0f" % (total_minutes / 60)
     facts["chapters"] = str(len({r[0].split(".")[0] for r in rows}))
+    everything = [e for r in collect(files) if r[1] is not None for e in r[3]]
+    for e in everything:
+        facts["points_" + e["id"].replace(".", "_")] = str(e["points"])
+    facts["points"] = str(sum(e["points"] for e in everything if e["kind"] != "project"))
+    facts["points_projects"] = str(sum(e["points"] for e in everything if e["kind"] == "project"))
+    facts["points_by_program"] = str(sum(program_points(e) for e in everything))
+    facts["points_by_hand"] = str(sum(e["points"] - program_points(e) for e in everything))
+    weeks = schedule(everything, course[1])
+    facts["course_weeks"], facts["course_hours"] = str(course[0]), str(course[1])
+    facts["syllabus_weeks"] = str(len(weeks))
+    facts["read_minutes"], facts["read_per_week"] = str(READ_MINUTES), str(READ_PER_WEEK)
+    for e in everything:
+        if e["kind"] == "project":
+            got = [n for n, wk in enumerate(weeks, 1) for p in wk["project"] if p[0] == e["id"]]
+            u = e["id"].replace(".", "_")
+            facts["out_" + u] = str(min(got)) if got else "?"
+            facts["due_" + u] = str(max(got)) if got else "?"
+            needs = [str(c) for c in project_needs(e)]
+            facts["needs_" + u] = " and ".join(filter(None, [", ".join(needs[:-1])] + needs[-1:]))
+    facts["syllabus_ok"] = "yes" if all(ok for ok, _ in verify_syllabus(
+        everything, weeks, course[0], course[1])) else "no"
     table = {"title": "Every exercise of the book",
-             "columns": ["exercise", "kind", "difficulty", "time", "practises"],
+             "columns": ["exercise", "kind", "difficulty", "time", "points", "practises"],
              "rows": rows}
     by_chapter = {"title": "Exercises per chapter, by kind and difficulty",
                   "columns": ["chapter", "exercises", "concept", "predict-then-run", "code",
@@ -311,14 +590,14 @@ def receipts(outdir, files):
     text = ["Exercises: %s (%s concept, %s predict-then-run, %s code), about %s hours"
             % (facts["total"], facts["concept"], facts["predict_then_run"], facts["code"], facts["hours"])]
     for r in rows:
-        text.append("  %-5s %-17s %-10s %-9s %s" % tuple(r[:5]))
+        text.append("  %-5s %-17s %-10s %-10s %-3s %s" % tuple(r[:6]))
     os.makedirs(outdir, exist_ok=True)
     text.append("")
     for r in chapter_rows:
         text.append("  chapter %-3s %s exercises: %s concept, %s predict-then-run, %s code, "
                     "%s project; %s easy, %s medium, %s hard; %s" % tuple(r))
     data = {"program": "exercises", "facts": facts,
-            "tables": {"all": table, "chapters": by_chapter},
+            "tables": {"all": table, "chapters": by_chapter, "syllabus": syllabus_table(weeks)},
             "text": "\n".join(text) + "\n"}
     for name, body in (("exercises.json", json.dumps(data, ensure_ascii=False, indent=1) + "\n"),
                        ("exercises.txt", data["text"])):
@@ -328,8 +607,14 @@ def receipts(outdir, files):
         os.replace(tmp, os.path.join(outdir, name))
 
 
-def check(files):
+def check(files, course=(COURSE_WEEKS, COURSE_HOURS)):
     failed = 0
+    everything = [e for r in collect(files) if r[1] is not None for e in r[3]]
+    weeks = schedule(everything, course[1])
+    for ok, what in (verify_syllabus(everything, weeks, course[0], course[1])
+                     + syllabus_self_test(everything, course[0], course[1])):
+        print(("ok - " if ok else "not ok - ") + what)
+        failed += not ok
     for path, chap, stem, exs, problems, text in collect(files):
         for p in problems:
             print("not ok - " + p)
@@ -350,6 +635,15 @@ def code(files):
         for e in exs:
             if e["kind"] in GRADED:
                 print(e["id"], path)
+    return 0
+
+
+def points(files):
+    """Prints "N.k POINTS BY_PROGRAM" for every code exercise and project."""
+    for path, chap, stem, exs, problems, text in collect(files):
+        for e in exs:
+            if e["kind"] in GRADED:
+                print(e["id"], e["points"], program_points(e))
     return 0
 
 
@@ -400,15 +694,30 @@ def runs(outdir, files):
 
 
 def main(argv):
+    course = [COURSE_WEEKS, COURSE_HOURS]
+    for k, opt in enumerate(("--weeks", "--hours")):
+        while opt in argv:
+            at = argv.index(opt)
+            try:
+                course[k] = int(argv[at + 1])
+            except (IndexError, ValueError):
+                sys.stderr.write("exercises: %s takes a whole number\n" % opt)
+                return 2
+            if course[k] <= 0:
+                sys.stderr.write("exercises: %s must be positive\n" % opt)
+                return 2
+            del argv[at:at + 2]
     if len(argv) >= 3 and argv[0] == "receipts":
-        receipts(argv[1], argv[2:])
+        receipts(argv[1], argv[2:], tuple(course))
         return 0
     if len(argv) >= 2 and argv[0] == "check":
-        return check(argv[1:])
+        return check(argv[1:], tuple(course))
     if len(argv) >= 3 and argv[0] == "runs":
         return runs(argv[1], argv[2:])
     if len(argv) >= 2 and argv[0] == "code":
         return code(argv[1:])
+    if len(argv) >= 2 and argv[0] == "points":
+        return points(argv[1:])
     sys.stderr.write(__doc__)
     return 2
 

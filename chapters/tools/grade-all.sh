@@ -17,12 +17,17 @@
 # (GRADE_SECONDS per step), a memory limit (ulimit -v GRADE_MIB) and, where
 # the machine allows a network namespace (unshare -n), without a network.
 #
-# OUT.csv: student,exercise,points,out_of,reason — points are the grader's
-# checks passed, out_of its checks, reason one line: "all checks pass", the
-# first failing check and its hint, "does not compile: ...", "stopped after
-# S s", "crashed", or why the submission could not be read.  A submission
-# that fails in any way gets its rows and the run goes on; the exit status
-# is 0 unless the tool itself could not run.
+# OUT.csv: student,exercise,checks_passed,checks,points,out_of,reason —
+# the grader's checks passed and its checks; the points earned, out_of
+# (the points the grader gives: a code exercise's all, a project's grader
+# share, from its heading and rubric) times the checks passed over the
+# checks, to two decimals; reason one line: "all checks pass", the first
+# failing check and its hint, "does not compile: ...", "stopped after S s",
+# "crashed", or why the submission could not be read.  After each
+# student's rows, a row with exercise "total": the sums of the four
+# numbers, and the points more that are read by hand.  A submission that
+# fails in any way gets its rows and the run goes on; the exit status is 0
+# unless the tool itself could not run.
 set -u
 build=$1; compile=$2; libs=$3; subs=$4; out=$5; shift 5
 tools=$(dirname "$0")
@@ -58,6 +63,7 @@ jail() {
 work=$(mktemp -d "${TMPDIR:-/tmp}/grade-all.XXXXXX") || die "cannot make a scratch folder"
 trap 'rm -rf "$work"' EXIT INT TERM
 python3 "$tools/exercises.py" code "$@" > "$work/list" || die "cannot list the exercises"
+python3 "$tools/exercises.py" points "$@" > "$work/points" || die "cannot list the exercises' points"
 if [ -n "${GRADE_EXERCISES:-}" ]; then
     for ex in $GRADE_EXERCISES; do
         grep -q "^$ex " "$work/list" || die "GRADE_EXERCISES: $ex is not a code exercise"
@@ -71,6 +77,13 @@ checks_of() {   # checks_of BIN: how many checks the grader holds
 chapter_object() {   # as in prove-graders.sh
     case "${1%%.*}" in *[!0-9]*) return ;; esac
     ls "$build/obj/tangled/ch$(printf %02d "${1%%.*}")"_*.chapter.o 2> /dev/null | head -n 1
+}
+points_of() {   # points_of EX: the points EX's grader gives
+    awk -v ex="$1" '$1 == ex { print $3; found = 1 } END { if (!found) print 0 }' "$work/points"
+}
+share() {   # share PASSED CHECKS OUT_OF: the points earned, to two decimals
+    awk -v p="$1" -v c="$2" -v o="$3" 'BEGIN {
+        s = sprintf("%.2f", c > 0 ? o * p / c : 0); sub(/\.?0+$/, "", s); print s }'
 }
 csv() {   # csv FIELD...: one CSV row, every field quoted
     sep=""
@@ -140,8 +153,15 @@ grade_one() {   # grade_one EX CHAPTERS_DIR NW SCRATCH
 }
 
 # ---- the class
+# the points read by hand: every exercise's but what the graders give
+hand=$(python3 -c '
+import sys
+sys.path.insert(0, sys.argv[1])
+import exercises as X
+es = [e for r in X.collect(sys.argv[2:]) if r[1] is not None for e in r[3]]
+print(sum(e["points"] - X.program_points(e) for e in es))' "$tools" "$@") || die "cannot count the points"
 tmp_out="$out.tmp.$$"
-csv student exercise points out_of reason > "$tmp_out" || die "cannot write $out"
+csv student exercise checks_passed checks points out_of reason > "$tmp_out" || die "cannot write $out"
 n=0
 for entry in "$subs"/*; do
     [ -e "$entry" ] || continue
@@ -153,12 +173,21 @@ for entry in "$subs"/*; do
     while read -r ex nw; do
         u=$(echo "$ex" | tr . _)
         total=$(checks_of "$build/bin/grade_$u")
+        worth=$(points_of "$ex")
         if [ -n "$bad" ]; then
-            csv "$name" "$ex" 0 "$total" "submission not graded: $bad" >> "$tmp_out"; continue
+            csv "$name" "$ex" 0 "$total" 0 "$worth" "submission not graded: $bad" >> "$tmp_out"; continue
         fi
         result=$(grade_one "$ex" "$chapters" "$nw" "$sdir/$u")
-        csv "$name" "$ex" "${result%%|*}" "$total" "${result#*|}" >> "$tmp_out"
+        passed=${result%%|*}
+        csv "$name" "$ex" "$passed" "$total" "$(share "$passed" "$total" "$worth")" "$worth" \
+            "${result#*|}" >> "$tmp_out"
     done < "$work/list"
+    awk -F'","' -v who="$(csv "$name" | tr -d '\n')" -v hand="$hand" '
+        $1 "\"" == who { c += $3; t += $4; p += $5; o += $6 }
+        END { s = sprintf("%.2f", p); sub(/\.?0+$/, "", s)
+              printf "%s,\"total\",\"%d\",\"%d\",\"%s\",\"%d\",\"%s\"\n", who, c, t, s, o,
+                     "graded by program; " hand " points more are read by hand" }' \
+        "$tmp_out" >> "$tmp_out.total" && cat "$tmp_out.total" >> "$tmp_out"; rm -f "$tmp_out.total"
     rm -rf "$sdir"
 done
 mv "$tmp_out" "$out"
