@@ -293,6 +293,7 @@ def receipts(rows, why=None, steps=None):
                                fmt(r["HMMA"] and MMA_CLOCKS * r["HMMA"]), fmt(serial), fmt(overlap)])
     facts["clock_ghz"] = "%.2f" % (CLOCK / 1e9)
     facts["mma_clocks"] = "%d" % MMA_CLOCKS
+    facts["forward_speed"] = speed_statement(facts, why)
     tables = {
         "sass": {"title": "Chapter 10's kernels in their machine code (nvcc's SASS): per warp and key tile of the main loop",
                  "columns": ["kernel", "arch", "registers", "spilled bytes", "blocks per SM"] +
@@ -306,6 +307,23 @@ def receipts(rows, why=None, steps=None):
     }
     text = "".join("%s\n" % " ".join(row) for row in sass_rows)
     return {"program": "ch10_sass", "facts": facts, "tables": tables, "text": text}
+
+def speed_statement(facts, why, recorded="chapters/recorded/ch10_gpu_speed.txt"):
+    """The speed of the tensor-core forward, as the chapter states it."""
+    if os.path.exists(recorded):
+        with open(recorded) as f:
+            lines = [l.strip() for l in f if l.strip() and not l.startswith("#")]
+        if lines:
+            return "measured: " + lines[0]
+    k = "tc_forward_128_sm_90"
+    if facts.get(k + "_model_serial", "n/a") == "n/a":
+        return "not modelled here: the kernels' machine code was not read (%s)" % (why or "n/a")
+    return ("modelled, not measured: %s to %s TFLOP/s on an H200, %s times FlashAttention-2's "
+            "%d, from %s instructions issued and %s HMMA of %s clocks per warp and key tile, "
+            "with every scheduler always holding a ready warp" % (
+                facts[k + "_model_serial"], facts[k + "_model_overlap"],
+                facts[k + "_of_fa2"].replace("–", " to "), FA2_H100_D128,
+                facts[k + "_issued"], facts[k + "_HMMA"], facts["mma_clocks"]))
 
 def find_cuobjdump(cuda_home):
     places = ([os.path.join(cuda_home, "bin", "cuobjdump")] if cuda_home else []) + \

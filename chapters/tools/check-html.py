@@ -300,6 +300,17 @@ window.addEventListener('load', function () {
                + Math.round(r.left) + '..' + Math.round(r.right) + ' px: '
                + (e.textContent || '').replace(/\\s+/g, ' ').slice(0, 50));
   });
+  /* a display equation wider than the screen scrolls in its own box, with
+     a shadow at the edge where more is hidden (book.css) */
+  var eqs = [], scrolled = 0;
+  document.querySelectorAll('.katex-display').forEach(function (e) {
+    if (e.scrollWidth <= e.clientWidth + 1) return;
+    var st = getComputedStyle(e), o = st.overflowX;
+    scrolled++;
+    if ((o !== 'auto' && o !== 'scroll') || st.backgroundImage.indexOf('gradient') < 0)
+      eqs.push('overflow-x ' + o + (st.backgroundImage.indexOf('gradient') < 0 ? ', no shadow' : '')
+               + ': ' + (e.textContent || '').replace(/\\s+/g, ' ').slice(0, 50));
+  });
   document.querySelectorAll('figure img').forEach(function (img) {
     var r = img.getBoundingClientRect();
     /* the figures are drawn 720 px wide (chapters/README.md): 80%% of it */
@@ -308,7 +319,8 @@ window.addEventListener('load', function () {
   });
   document.body.setAttribute('data-probe', JSON.stringify(
     {client: document.body.clientWidth, scroll: document.body.scrollWidth,
-     wide: out.slice(0, 40), nwide: out.length, small: small}));
+     wide: out.slice(0, 40), nwide: out.length, small: small,
+     eqs: eqs, scrolled: scrolled}));
 });
 </script>"""
 
@@ -378,6 +390,9 @@ def check_rendered(root, names, report):
                ["%d elements, among them:" % got["nwide"]] + got["wide"])
         report(not got["small"], "%s at 412 px: every figure drawn at 80%% of its size "
                "or more" % name, got["small"])
+        report(not got["eqs"], "%s at 412 px: every display equation fits, or scrolls in "
+               "its own box with a shadow at the hidden edge (%d scroll)"
+               % (name, got["scrolled"]), got["eqs"])
 
 
 def main(argv):

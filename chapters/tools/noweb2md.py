@@ -730,6 +730,10 @@ def plain_name(name):
 # {{chunk-defining:IDENT}} on a line of its own: a copy of the chunk that
 # defines IDENT (see Weaver.example_chunk).
 EXAMPLE = re.compile(r"\{\{chunk-defining:([A-Za-z_][A-Za-z0-9_]*)\}\}")
+# {{tour: what the chapter does}} on a line of its own in a chapter: its
+# phrase in the preface's tour, {{chapter-tour}} (Weaver.chapter_tour).
+TOUR = re.compile(r"\{\{tour:\s*(.+?)\s*\}\}")
+CHAPTER_TOUR = "{{chapter-tour}}"
 PLACEHOLDER = re.compile(r"\{\{([A-Za-z_][A-Za-z0-9_\-]*)\.([A-Za-z0-9_][A-Za-z0-9_.\-]*)\}\}")
 NUMERIC = re.compile(
     r"^[-+\u2212]?(\d{1,3}(,\d{3})+|\d+)?(\.\d+)?([eE][-+]?\d+)?"
@@ -999,6 +1003,37 @@ class Weaver:
                 return "[%s](#%s)" % (md_code(s.strip()), c.anchor)
         return md_code(s.strip() if s.strip() else s)
 
+    def chapter_tour(self):
+        """The preface's tour of the chapters, one clause per chapter in book
+        order: "chapter N" (linked) and the phrase of the chapter's own
+        {{tour: ...}} line, or its title where it has none; so a new
+        chapter joins the tour by itself."""
+        clauses = []
+        for f in self.st.files:
+            if f.kind != "chapter":
+                continue
+            title, anchor, phrase = None, None, None
+            for ch in f.chunks:
+                if not isinstance(ch, DocChunk):
+                    continue
+                for _, parts in ch.lines:
+                    text = "".join(p[1] for p in parts if p[0] == "text").strip()
+                    h = re.fullmatch(r"#\s+(.*?)\s*\{#([A-Za-z0-9_-]+)[^}]*\}", text)
+                    if h and title is None:
+                        title, anchor = h.group(1), h.group(2)
+                    t = TOUR.fullmatch(text)
+                    if t and phrase is None:
+                        phrase = t.group(1)
+            name = "[chapter %s](#%s)" % (f.prefix, anchor) if anchor else "chapter %s" % f.prefix
+            clauses.append("%s %s" % (name, phrase) if phrase else
+                           "%s, *%s*" % (name, title or f.name))
+        if not clauses:
+            return ""
+        clauses[0] = clauses[0].replace("chapter", "Chapter", 1)
+        if len(clauses) == 1:
+            return clauses[0] + "."
+        return "; ".join(clauses[:-1]) + "; and " + clauses[-1] + "."
+
     def example_chunk(self, ident, where):
         """A copy of the chunk that defines IDENT, shown as an example (the
         preface's "Reading a chunk"): the same title, code and cross
@@ -1020,6 +1055,11 @@ class Weaver:
             m = whole and EXAMPLE.fullmatch(whole)
             if m:
                 out.append(self.example_chunk(m.group(1), where))
+                continue
+            if whole and TOUR.fullmatch(whole):
+                continue
+            if whole == CHAPTER_TOUR:
+                out.append(self.chapter_tour())
                 continue
             line = []
             for p in parts:
@@ -1102,8 +1142,10 @@ class Weaver:
                     if d is not None and (p[1], d) not in idents:
                         idents.append((p[1], d))
         if idents:
-            xref.append("Uses identifiers %s." % ", ".join(
-                "%s %s" % (md_code(name), self.refs([d])) for name, d in idents))
+            # each item a span: the reader's PDF drops those whose definition
+            # it leaves out (book.lua)
+            xref.append("[Uses identifiers %s.]{.xr-idents}" % ", ".join(
+                "[%s %s]{.xr-item}" % (md_code(name), self.refs([d])) for name, d in idents))
         if is_first:
             if c.usedin:
                 xref.append("Used in %s." % self.links(c.usedin))
@@ -1117,8 +1159,10 @@ class Weaver:
             for ident in c.iddefs:
                 used = self.refs([u for u in self.used_by.get((c.nwlabel, ident), [])
                                   if u is not c])
-                ds.append(md_code(ident) + (" (used in %s)" % used if used else ""))
-            xref.append("Defines %s." % ", ".join(ds))
+                ds.append("[%s%s]{.xr-item}" % (
+                    md_code(ident), "[ (used in %s)]{.xr-usedin}" % used if used else ""))
+            # the reader's PDF prints the names only (book.lua)
+            xref.append("[Defines %s.]{.xr-defines}" % ", ".join(ds))
 
         out = []
         if example:
