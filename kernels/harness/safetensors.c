@@ -330,9 +330,22 @@ static int st_check_layout(st_file *f, size_t data_start, char *err, size_t errl
         return st_error(err, errlen, "%zu bytes after the last tensor", data - at);
     return 0;
 }
+static int st_parse_checked(const unsigned char *bytes, size_t size, st_file *f, char *err,
+                            size_t errlen);
 int st_parse(const unsigned char *bytes, size_t size, st_file *f, char *err, size_t errlen)
 {
     *f = (st_file){ .map = (void *)bytes, .size = size };
+    const int rc = st_parse_checked(bytes, size, f, err, errlen);
+    if (rc < 0) {
+        free(f->tensors);
+        f->tensors = NULL;
+        f->count = 0;
+    }
+    return rc;
+}
+static int st_parse_checked(const unsigned char *bytes, size_t size, st_file *f, char *err,
+                            size_t errlen)
+{
     if (size < 8) return st_error(err, errlen, "%zu bytes: shorter than the 8-byte header length", size);
     uint64_t n = 0;
     for (int i = 7; i >= 0; i--) n = n << 8 | bytes[i];
