@@ -20,5 +20,5 @@ set key outside top center horizontal
 plot file u ($2 + $3 / 2):(1):($3 / 2):(0.3):1 w boxxyerror lc variable notitle, \
      file u ($2 + $3 / 2):(1):(sprintf('%d', $1)) w labels notitle, \
      file u ($2):(1.45):(sprintf('%d', $2)) w labels font ',8' notitle, \
-     file u (($1 - 1) * L + L / 2.0):(0):(L / 2.0):(0.3) w boxxyerror lc rgb '#eeeeee' t 'padding', \
+     file u (($1 - 1) * L + L / 2.0):(0):(L / 2.0):(0.3) w boxxyerror lc rgb '#bbbbbb' t 'padding', \
      file u (($1 - 1) * L + $3 / 2):(0):($3 / 2):(0.3):1 w boxxyerror lc variable notitle
