@@ -719,7 +719,7 @@ $(B)/check/tsan_ch10_gpu.log: $(B)/tsan/ch10_gpu FORCE | check-fresh
 check-all: $(if $(WHOLE_CHECK),check-tsan)
 
 # ---------------------------------------------------------------- portability
-# make check-portable: chapters 8, 9 and 11's unit tests once more, as other x86-64
+# make check-portable: chapters 8, 9, 11 and 12's unit tests once more, as other x86-64
 # machines run them: OpenBLAS forced to its Prescott and its Haswell kernels,
 # the vector paths capped at AVX2 (FA_ISA=avx2, where the CPU has AVX-512),
 # and a build for x86-64-v3 (no AVX-512 in any compiled loop) into $(B)/v3,
@@ -727,12 +727,12 @@ check-all: $(if $(WHOLE_CHECK),check-tsan)
 # These are the tests whose verdicts can depend on the ISA or on OpenBLAS's
 # kernel: the code that chooses a path at run time or calls OpenBLAS is
 # chapter 8's fused kernel and exponential (kernels/cpu/fused.c, vexp.c),
-# chapter 9's backward (backward.c) and chapter 11's bf16 engines (bf16.c,
-# amx_attention.c). Chapter 10's tests are not among them: its emulation is
-# plain C (no run-time choice, no BLAS, and C17 mode contracts no FMAs), and
+# chapter 9's backward (backward.c), chapter 11's bf16 engines (bf16.c,
+# amx_attention.c), and chapter 12's encoder, which calls them and sgemm.
+# Chapter 10's tests are not among them: its emulation is plain C (no run-time choice, no BLAS, and C17 mode contracts no FMAs), and
 # chapter 9's backward enters them only as a figure their messages print;
 # every bound they assert is computed by plain code.
-PORTABLE    := $(filter test_ch08_% test_ch09_% test_ch11_%,$(UNIT_TESTS))
+PORTABLE    := $(filter test_ch08_% test_ch09_% test_ch11_% test_ch12_%,$(UNIT_TESTS))
 V3_OPT      := -O2 -march=x86-64-v3 -fvect-cost-model=dynamic
 .PHONY: check-portable
 check-portable: $(PORTABLE:%=$(B)/bin/%) $(PORTABLE:%=$(B)/v3/bin/%)
