@@ -729,7 +729,8 @@ check-all: $(if $(WHOLE_CHECK),check-tsan)
 # chapter 8's fused kernel and exponential (kernels/cpu/fused.c, vexp.c),
 # chapter 9's backward (backward.c), chapter 11's bf16 engines (bf16.c,
 # amx_attention.c), and chapter 12's encoder, which calls them and sgemm.
-# Chapter 10's tests are not among them: its emulation is plain C (no run-time choice, no BLAS, and C17 mode contracts no FMAs), and
+# Chapter 10's tests are not among them: its emulation is plain C (no
+# run-time choice, no BLAS, and C17 mode contracts no FMAs), and
 # chapter 9's backward enters them only as a figure their messages print;
 # every bound they assert is computed by plain code.
 PORTABLE    := $(filter test_ch08_% test_ch09_% test_ch11_% test_ch12_%,$(UNIT_TESTS))
