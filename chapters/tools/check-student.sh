@@ -15,6 +15,12 @@ if grep -lE '^<<(solution|wrong) [0-9A-Z]+\.[0-9]+: .*>>=' "$dir"/chapters/*.nw;
 else
     say "ok - the student edition's chapters hold no solution and no wrong variant"
 fi
+# the rubrics of the exercises read by hand are the instructor's, like the answers
+if grep -lE '^\*Rubric:\* [0-9]+ points\.' "$dir"/chapters/*.nw; then
+    say "not ok - the student edition's chapters hold the rubrics of hand-graded exercises"
+else
+    say "ok - the student edition's chapters hold no rubric of a hand-graded exercise"
+fi
 for ex in "$@"; do
     u=$(echo "$ex" | tr . _)
     if ! cmp -s "tests/ex_$u.c" "$dir/tests/ex_$u.c"; then
