@@ -168,6 +168,117 @@ local function other_ref(id)
   return '\\emph{Program},\\nobreakspace ' .. where
 end
 
+-- A link to an id this volume leaves out (see Pandoc below for WHERE).
+local function absent_link(l, where)
+  local t = l.target:match('^#(.+)$')
+  if not t or not is_absent(t) then return nil end
+  if #l.content == 1 and l.content[1].t == 'Code' then return l.content end
+  local out = {}
+  for _, x in ipairs(l.content) do table.insert(out, x) end
+  if where == 'margin' then
+    table.insert(out, pandoc.RawInline('latex', '\\nwprogref{' .. other_ref(t) .. '}'))
+  elseif where == 'xref' then
+    table.insert(out, pandoc.Space())
+    table.insert(out, pandoc.RawInline('latex', other_ref(t)))
+  else
+    table.insert(out, pandoc.Space())
+    table.insert(out, pandoc.RawInline('latex', '(' .. other_ref(t) .. ')'))
+  end
+  return out
+end
+
+-- A chunk's cross references (LaTeX) as one compact paragraph: the
+-- sentences noweb2md writes on lines of their own run on, a little apart.
+-- In the reader's volume "Uses identifiers" keeps only the names whose
+-- definition it prints, and "Defines" only the names (the complete volume
+-- says where each is used).
+local function xref_items(span, keep)
+  local items = {}
+  for _, x in ipairs(span.content) do
+    if x.t == 'Span' and has_class(x, 'xr-item') and keep(x) then
+      table.insert(items, x)
+    end
+  end
+  return items
+end
+
+local function xref_sentence(span)
+  local head, items
+  if has_class(span, 'xr-idents') then
+    head = { pandoc.Str('Uses'), pandoc.Space(), pandoc.Str('identifiers') }
+    items = xref_items(span, function(it)
+      local here = false
+      pandoc.walk_inline(it, { Link = function(l)
+        local t = l.target:match('^#(.+)$')
+        if t and not is_absent(t) then here = true end
+      end })
+      return here or not volume.reader
+    end)
+  elseif has_class(span, 'xr-defines') then
+    head = { pandoc.Str('Defines') }
+    items = xref_items(span, function() return true end)
+    if volume.reader then
+      for i, it in ipairs(items) do
+        local kept = {}
+        for _, x in ipairs(it.content) do
+          if not (x.t == 'Span' and has_class(x, 'xr-usedin')) then table.insert(kept, x) end
+        end
+        while #kept > 0 and (kept[#kept].t == 'Space' or kept[#kept].t == 'SoftBreak') do
+          table.remove(kept)
+        end
+        it.content = kept
+        items[i] = it
+      end
+    end
+  else
+    return nil
+  end
+  if #items == 0 then return {} end
+  local out = head
+  for i, it in ipairs(items) do
+    table.insert(out, i == 1 and pandoc.Space() or pandoc.Str(','))
+    if i > 1 then table.insert(out, pandoc.Space()) end
+    table.insert(out, it)
+  end
+  table.insert(out, pandoc.Str('.'))
+  return out
+end
+
+local function compact_xref(div)
+  local blocks = {}
+  for _, b in ipairs(div.content) do
+    if b.t == 'Para' or b.t == 'Plain' then
+      local sentences, cur = {}, {}
+      for _, x in ipairs(b.content) do
+        if x.t == 'LineBreak' then
+          table.insert(sentences, cur)
+          cur = {}
+        elseif x.t == 'Span' and (has_class(x, 'xr-idents') or has_class(x, 'xr-defines')) then
+          for _, y in ipairs(xref_sentence(x)) do table.insert(cur, y) end
+        elseif not ((x.t == 'SoftBreak' or x.t == 'Space') and #cur == 0) then
+          table.insert(cur, x)
+        end
+      end
+      table.insert(sentences, cur)
+      local out = {}
+      for _, sen in ipairs(sentences) do
+        if #sen > 0 then
+          if #out > 0 then
+            table.insert(out, pandoc.Space())
+            table.insert(out, pandoc.RawInline('latex', '\\hspace{0.7em}'))
+          end
+          for _, y in ipairs(sen) do table.insert(out, y) end
+        end
+      end
+      if #out > 0 then table.insert(blocks, pandoc.Plain(out)) end
+    else
+      table.insert(blocks, b)
+    end
+  end
+  div.content = blocks
+  return div
+end
+
 -- noweb2md marks an identifier defined in another chunk as
 -- U+E000 name U+E001 anchor U+E002; it becomes a link to that chunk.
 local ID_OPEN, ID_MID, ID_CLOSE = '\u{E000}', '\u{E001}', '\u{E002}'
@@ -385,7 +496,7 @@ local function latex_fit_table(t)
       used = used + fr[j]
     end
   end
-  if used > 0.88 then return t, tiny end
+  if used > 0.93 then return t, '\\tiny\\setlength{\\tabcolsep}{2.5pt}' end
   fr[wrap] = 0.995 - used
   for j = 1, ncols do t.colspecs[j] = { t.colspecs[j][1], fr[j] } end
   return t, tiny
@@ -597,6 +708,9 @@ function Pandoc(doc)
     if doc.meta.nwotherpdf then volume.pdf = pandoc.utils.stringify(doc.meta.nwotherpdf) end
   end
   if is_latex then
+    doc = doc:walk({ Div = function(d)
+      if has_class(d, 'chunk-xref') then return compact_xref(d) end
+    end })
     -- chunk references in cross references and indexes: page numbers; in
     -- the reader's volume those left out name the other volume's pages
     doc = doc:walk({ Span = function(sp)
@@ -630,17 +744,49 @@ function Pandoc(doc)
       return pandoc.RawInline('latex', table.concat(parts, '; '))
     end })
     if volume.reader then
-      -- a link in the prose to something left out: its text, then where it is
-      doc = doc:walk({ Link = function(l)
-        local t = l.target:match('^#(.+)$')
-        if not t or not is_absent(t) then return nil end
-        local out = {}
-        for _, x in ipairs(l.content) do table.insert(out, x) end
-        table.insert(out, pandoc.Space())
-        table.insert(out, pandoc.RawInline('latex', '(' .. other_ref(t) .. ')'))
-        return out
-      end })
+      -- a link to something left out: a name in code prints as plain code
+      -- (as in code blocks); in the chunks' cross references the page
+      -- follows the text; in the prose the page goes in the margin
+      -- (\nwprogref), except where a margin note cannot stand (tables,
+      -- sidebars, notes, headings, captions): there it follows in brackets.
+      local function inner(el)
+        local f = { Link = function(l) return absent_link(l, 'inner') end }
+        if el.t == 'Note' or el.t == 'Image' then return pandoc.walk_inline(el, f) end
+        return pandoc.walk_block(el, f)
+      end
+      doc = doc:walk({ Div = function(d)
+        if has_class(d, 'chunk-xref') then
+          return pandoc.walk_block(d, { Link = function(l) return absent_link(l, 'xref') end })
+        elseif has_class(d, 'sidebar') then
+          return inner(d)
+        end
+      end, Table = inner, Header = inner, Note = inner, Image = inner })
+      doc = doc:walk({ Link = function(l) return absent_link(l, 'margin') end })
     end
+  end
+  if is_latex then
+    -- nothing off the page: a path in the prose may break after a slash
+    -- (an underscore breaks everywhere: latex-header.tex), and a display
+    -- equation wider than the text is scaled to its width (\nwdisplaymath)
+    local function slashes(code)
+      if not code.text:find('/', 1, true) or utf8.len(code.text) < 16 then return nil end
+      local out, rest = {}, code.text
+      while true do
+        local i = rest:find('/', 1, true)
+        if not i or i == #rest then break end
+        table.insert(out, pandoc.Code(rest:sub(1, i), code.attr))
+        table.insert(out, pandoc.RawInline('latex', '\\allowbreak{}'))
+        rest = rest:sub(i + 1)
+      end
+      table.insert(out, pandoc.Code(rest, code.attr))
+      return out
+    end
+    local function text_block(b) return pandoc.walk_block(b, { Code = slashes }) end
+    doc = doc:walk({ Para = text_block, Plain = text_block })
+    doc = doc:walk({ Math = function(m)
+      if m.mathtype ~= 'DisplayMath' then return nil end
+      return pandoc.RawInline('latex', '\\nwdisplaymath{' .. m.text .. '}')
+    end })
   end
   local state = { kind = 'other', prefix = '' }
   doc.blocks = walk_blocks(doc.blocks, state)

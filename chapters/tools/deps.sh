@@ -34,6 +34,7 @@ ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 
 need_file /usr/include/criterion/criterion.h libcriterion-dev
 need_file /usr/share/javascript/katex/katex.min.js libjs-katex
 need node nodejs   # renders the maths of the HTML book at build time
+need pdftotext poppler-utils   # make check reads the reader's PDF as text (check-pdf.sh)
 need_file /usr/include/x86_64-linux-gnu/openblas-pthread/cblas.h libopenblas-dev
 need_file /usr/include/unicode/uchar.h libicu-dev   # chapter 12: Unicode's properties for the tokenizer
 need_file /usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf fonts-dejavu-core

@@ -334,7 +334,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n")[0])
     ap.add_argument("--out", required=True, help="folder of the pages (book)")
     ap.add_argument("--title", default="Flash Attention, Exactly")
-    ap.add_argument("--subtitle", default="A literate program in C and CUDA")
+    ap.add_argument("--subtitle", default="A literate program in C and CUDA, for CPU cores, their AMX matrix units and GPUs")
     ap.add_argument("--version", default="unknown", help="the git commit the book was built from")
     ap.add_argument("--date", default="", help="the build date, as printed")
     ap.add_argument("--katex", default="/usr/share/javascript/katex/katex.min.js")

@@ -1160,7 +1160,7 @@ class Weaver:
                 used = self.refs([u for u in self.used_by.get((c.nwlabel, ident), [])
                                   if u is not c])
                 ds.append("[%s%s]{.xr-item}" % (
-                    md_code(ident), "[ (used in %s)]{.xr-usedin}" % used if used else ""))
+                    md_code(ident), " [(used in %s)]{.xr-usedin}" % used if used else ""))
             # the reader's PDF prints the names only (book.lua)
             xref.append("[Defines %s.]{.xr-defines}" % ", ".join(ds))
 

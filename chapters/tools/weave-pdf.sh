@@ -84,6 +84,7 @@ set -- "$in" -f markdown -t latex -s \
     -V documentclass=book -V classoption=oneside -V fontsize=10pt \
     -V geometry=a4paper -V geometry=top=25mm -V geometry=bottom=25mm \
     -V geometry=left=27mm -V geometry=right=27mm \
+    -V geometry=marginparwidth=21mm -V geometry=marginparsep=2.5mm \
     -V mainfont="DejaVu Serif" -V sansfont="DejaVu Sans" \
     -V monofont="DejaVu Sans Mono" -V monofontoptions=Scale=0.92 \
     -V colorlinks=true -V linkcolor=NavyBlue -V urlcolor=NavyBlue \
@@ -100,7 +101,7 @@ fi
 if [ "$volume" = reader ]; then
     # the complete volume is expected next to this one, under its own name
     other_pdf=$(basename "$out" .pdf)-program.pdf
-    set -- "$@" -M subtitle="A literate program in C and CUDA" \
+    set -- "$@" -M subtitle="A literate program in C and CUDA, for CPU cores, their AMX matrix units and GPUs" \
         -M nwvolume=reader -M nwother="$other_aux" -M nwotherpdf="$other_pdf"
 else
     set -- "$@" -M subtitle="The complete program: every chunk, its tests and the harness"
@@ -166,7 +167,7 @@ while :; do
     fi
 done
 mkdir -p "$cache"
-for x in aux toc out log; do   # the log too, for whoever wants to read it
+for x in aux toc out log tex; do   # the log and the LaTeX too, for whoever wants to read them
     if [ -f "$work/book.$x" ]; then cp "$work/book.$x" "$cache/book.$x"; fi
 done
 if [ -n "${WEAVE_PDF_VERBOSE:-}" ]; then
@@ -189,6 +190,9 @@ sed -n 's/^\\nwpartpage{\([^}]*\)}{\([0-9]*\)}$/\1 \2/p' "$work/book.aux" | awk 
     }' >&2
 pages=$(sed -n 's/^\\nwpartpage{end}{\([0-9]*\)}$/\1/p' "$work/book.aux")
 echo "weave-pdf: $out: $pages pages ($volume volume)" >&2
+# Lines wider than the text (make check fails on them: check-pdf.sh).
+over=$(sh "$tools/check-pdf.sh" --count "$work/book.log")
+echo "weave-pdf: $out: $over line(s) over the margin" >&2
 
 cp "$work/book.pdf" "$out.tmp"
 mv "$out.tmp" "$out"
