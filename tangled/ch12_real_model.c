@@ -765,6 +765,7 @@ static void report_model(report *r, const bert_model *m)
     report_fact_labeled(r, "parameters", "parameters read", fmt_int(a, (long long)m->parameters));
     report_fact_labeled(r, "file_bytes", "bytes mapped", fmt_int(a, (long long)m->file.size));
     report_fact_labeled(r, "vocab", "vocabulary", fmt_int(a, (long long)m->vocab.count));
+    report_fact_labeled(r, "max_chars", "longest word WordPiece splits", fmt_int(a, (long long)m->vocab.max_chars));
 }
 static void report_tokens(report *r, const ch12_text *corpus, const ch12_goldens *g)
 {
