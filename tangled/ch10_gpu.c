@@ -264,14 +264,23 @@ static void ch10_write_errors(const char *dir, const ch10_run runs[CH10_RUNS])
 static void ch10_report_lanes(report *r, const char *dir)
 {
     const unsigned d = 80;
-    report_factf(r, "lanes_d", "%u", d);
-    if (!dir) return;
-    FILE *data = data_file(dir, "ch10_lanes.dat");
-    fprintf(data, "# lane register column owned (column < d = %u)\n", d);
+    unsigned owned[32] = { 0 };
+    FILE *data = dir ? data_file(dir, "ch10_lanes.dat") : NULL;
+    if (data) fprintf(data, "# lane register column owned (column < d = %u)\n", d);
     for (unsigned lane = 0; lane < 32; lane++)
-        for (unsigned g = 0, c; (c = gpu_fused_column_of(lane, g)) < GPU_MAX_DIM; g++)
-            fprintf(data, "%u %u %u %d\n", lane, g, c, c < d);
-    data_close(data);
+        for (unsigned g = 0, c; (c = gpu_fused_column_of(lane, g)) < GPU_MAX_DIM; g++) {
+            owned[lane] += c < d;
+            if (data) fprintf(data, "%u %u %u %d\n", lane, g, c, c < d);
+        }
+    if (data) data_close(data);
+    unsigned split = 0;
+    while (split < 32 && owned[split] == owned[0]) split++;
+    report_factf(r, "lanes_d", "%u", d);
+    if (split == 32)
+        report_factf(r, "lanes_sentence", "every lane owns %u columns", owned[0]);
+    else
+        report_factf(r, "lanes_sentence", "lanes 0 to %u own %u columns and lanes %u to 31 own %u",
+                     split - 1, owned[0], split, owned[split]);
 }
 
 static void ch10_report_table(report *r, const ch10_run runs[CH10_RUNS])
