@@ -555,6 +555,10 @@ Test(npy, what_python_refuses_is_refused)
         expect_read_error(s.path, "malformed header: it contains a NUL byte");
         scratch_remove(&s);
     }
+    expect_npy_error(1, "{'descr': '<\xa0\xcb', 'descr': '<f4', 'fortran_order': False, 'shape': (3,)}", 12,
+                     "malformed header: 'descr' is not a string");
+    expect_npy_error(1, "{'descr': '<f\r', 'descr': '<f4', 'fortran_order': False, 'shape': (3,)}", 12,
+                     "malformed header: 'descr' is not a string");
     expect_npy_shape(3, "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 1)}", 12,
                      2, 3, 1);
     expect_npy_error(3, "{'descr': '<f4', 'fortran_order': False, 'shape': (3L,)}", 12,

@@ -52,7 +52,7 @@ static bool npy_quoted(npy_cursor *c, char *text, size_t capacity)
     char quote = *c->at++;
     size_t n = 0;
     while (c->at < c->end && *c->at != quote) {
-        if (*c->at == '\n' || *c->at == '\\')
+        if (*c->at == '\\' || (unsigned char)*c->at < 0x20 || (unsigned char)*c->at >= 0x7f)
             return false;
         if (n + 1 < capacity)
             text[n++] = *c->at;
