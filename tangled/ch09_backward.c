@@ -1,7 +1,6 @@
 /* ch09_backward.c — tangled from chapters/ch09_backward.nw. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
-#include <glob.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -612,16 +611,10 @@ static void report_recorded(report *r, const char *path)
 }
 static int read_recorded_files(const char *path, recorded_backward *rb)
 {
-    glob_t g = { 0 };
-    char pattern[4096];
+    static char names[CH09_MAX_RECORDS][LADDER_PATH_MAX];
+    const size_t files = ladder_recorded_files(path, names, CH09_MAX_RECORDS);
     int count = 0;
-    snprintf(pattern, sizeof pattern, "%s/bench-*.txt", path);
-    if (glob(pattern, 0, NULL, &g) == 0)
-        for (size_t i = 0; i < g.gl_pathc && count < CH09_MAX_RECORDS; i++)
-            count += read_recorded_backward(g.gl_pathv[i], &rb[count]);
-    else
-        count = read_recorded_backward(path, &rb[0]);
-    globfree(&g);
+    for (size_t i = 0; i < files; i++) count += read_recorded_backward(names[i], &rb[count]);
     return count;
 }
 static bool same_shape_as(const tensor *a, const tensor *b)

@@ -75,5 +75,7 @@ int ch12_read_goldens(const char *dir, ch12_goldens *g, char *err, size_t errlen
 void ch12_goldens_free(ch12_goldens *g);
 double ch12_fp32_bound(void);
 double ch12_bf16_cosine_bound(void);
+double ch12_gelu_bound(float x);      /* |GELU - ch12_gelu| for the input x */
+void   ch12_gelu(float *x, size_t n);  /* x[i] = GELU(x[i]), i < n */
 int chapter_main(int argc, char **argv);
 #endif

@@ -144,6 +144,20 @@ Test(ch12_tokenizer, invalid_utf8, .description = "invalid UTF-8 is refused with
     }
     vocab_free(&v);
 }
+Test(ch12_encoder, gelu, .description = "GELU through the exponential: within its bound, -12..12")
+{
+    enum { N = 24 * 1024 + 1 };
+    static float x[N];
+    for (size_t i = 0; i < N; i++) x[i] = -12.0f + (float)i / 1024.0f;
+    static float y[N];
+    memcpy(y, x, sizeof x);
+    ch12_gelu(y, N);
+    for (size_t i = 0; i < N; i++) {
+        const double exact = 0.5 * x[i] * (1 + erf(x[i] / sqrt(2.0)));
+        cr_assert_leq(fabs(y[i] - exact), ch12_gelu_bound(x[i]), "GELU(%.6f) = %.9g, exact %.9g",
+                      (double)x[i], (double)y[i], exact);
+    }
+}
 static void check_kernel(ch12_attention a)
 {
     float *e = malloc(corpus.count * BERT_HIDDEN * sizeof(float));

@@ -2,6 +2,7 @@
    Tangled from chapters/app_ladder.nw; edit that file, not this one. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <glob.h>
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
@@ -9,6 +10,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include "harness/ladder.h"
@@ -920,6 +922,26 @@ const char *ladder_peak_text(char buf[64], const ladder_profile *p, int threads)
     const spread s = threads == 1 ? p->fma_one_range : p->fma_all_range;
     if (isnan(ladder_peak_for(p, threads))) return strcpy(buf, "-");
     return fmt_spread(buf, s.median, s.min, s.max);
+}
+
+static bool is_directory(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+size_t ladder_recorded_files(const char *path, char (*names)[LADDER_PATH_MAX], size_t max)
+{
+    glob_t g = { 0 };
+    char pattern[LADDER_PATH_MAX + 16];
+    size_t count = 0;
+    snprintf(pattern, sizeof pattern, "%s/bench-*.txt", path);
+    if (glob(pattern, 0, NULL, &g) == 0)
+        for (; count < g.gl_pathc && count < max; count++)
+            snprintf(names[count], LADDER_PATH_MAX, "%s", g.gl_pathv[count]);
+    else if (max > 0 && access(path, R_OK) == 0 && !is_directory(path))
+        snprintf(names[count++], LADDER_PATH_MAX, "%s", path);
+    globfree(&g);
+    return count;
 }
 
 static const char *fmt_measured(char buf[32], double x)

@@ -13,7 +13,8 @@ enum {
     LADDER_MAX_POINTS  = 64,    /* working sets in one sweep          */
     LADDER_MAX_THREADS = 256,
     LADDER_MAX_REPEATS = 64,
-    LADDER_FMA_CHAINS  = 12     /* independent accumulators per core  */
+    LADDER_FMA_CHAINS  = 12,    /* independent accumulators per core  */
+    LADDER_PATH_MAX    = 4096
 };
 #define LADDER_CURVE_FILE   "ch01_ladder.dat"
 #define LADDER_MACHINE_FILE "ch01_machine.txt"
@@ -170,4 +171,7 @@ int    ladder_profile_for(const char *path, const char *dir, int threads, bool l
 double ladder_peak_for(const ladder_profile *p, int threads);
 /* the same as chapter 1 prints it, median (min–max), or "-" */
 const char *ladder_peak_text(char buf[64], const ladder_profile *p, int threads);
+/* the recorded benchmarks at path: a folder's bench-*.txt in the order of
+   their names, or path itself; at most max names, the count returned */
+size_t ladder_recorded_files(const char *path, char (*names)[LADDER_PATH_MAX], size_t max);
 #endif
