@@ -216,6 +216,12 @@ endif
 ifneq ($(filter ch09_backward,$(PROGRAMS)),)
 $(B)/receipts/ch09_backward.json: $(wildcard $(RECORDED)/bench-*.txt)
 endif
+ifneq ($(filter ch12_real_model,$(PROGRAMS)),)
+$(B)/receipts/ch12_real_model.json: $(wildcard $(RECORDED)/bench-*.txt)
+endif
+ifneq ($(filter ch13_ring,$(PROGRAMS)),)
+$(B)/receipts/ch13_ring.json: $(wildcard $(RECORDED)/bench-*.txt)
+endif
 
 $(B)/avx2/obj/%.o: $(B)/L/%.c $(B)/flags.txt | $(B)/roots.mk
 	@mkdir -p $(dir $@)

@@ -722,8 +722,17 @@ double ch12_bf16_cosine_bound(void)
     const double eps = BERT_LAYERS * 4 * 0x1p-8;
     return 1 - eps * eps / 2;
 }
+double ch12_linear_flops(void)
+{
+    return 2.0 * BERT_HIDDEN * (4.0 * BERT_HIDDEN + 2.0 * BERT_FF);
+}
+double ch12_attention_flop_share(double n)
+{
+    const double attention = 4.0 * n * BERT_HIDDEN;
+    return attention / (attention + ch12_linear_flops());
+}
 typedef struct {
-    const char *model, *file, *out, *attention, *data_dir, *goldens, *python;
+    const char *model, *file, *out, *attention, *data_dir, *goldens, *python, *recorded;
     long threads, batch;
     bool json, quick, bench;
 } ch12_options;
@@ -752,6 +761,8 @@ static size_t ch12_option_table(ch12_options *o, option *opts)
         { "python", OPT_STRING, &o->python, 0, 0, "PATH", "a Python with sentence-transformers: PyTorch as the peer" },
         { "json", OPT_FLAG, &o->json, 0, 0, NULL, "print the report as JSON" },
         { "data", OPT_STRING, &o->data_dir, 0, 0, "DIR", "write figure data to DIR" },
+        { "recorded", OPT_STRING, &o->recorded, 0, 0, "PATH",
+          "the recorded benchmark to report: a file, or a folder of bench-*.txt" },
     };
     memcpy(opts, all, sizeof all);
     return sizeof all / sizeof all[0];
@@ -942,12 +953,132 @@ static void report_example(report *r, const bert_model *m, const ch12_options *o
     report_fact(r, "cos_guitar_cat", fmt_sig(a, ch12_cosine(e, e + 2 * BERT_HIDDEN), 2));
     ch12_text_free(&t);
 }
+static bool read_recorded_row(const char *line, ch12_recorded_row *w)
+{
+    char torch[32];
+    *w = (ch12_recorded_row){ 0 };
+    if (sscanf(line, CH12_PROGRAM " %15s %ld %ld %*d %lf %lf %lf %lf %lf %lf %31s", w->workload,
+               &w->tokens, &w->threads, &w->median, &w->min, &w->max, &w->attention, &w->linear,
+               &w->other, torch) != 10)
+        return false;
+    w->torch = strcmp(torch, "-") == 0 ? NAN : strtod(torch, NULL);
+    return w->median > 0 && w->threads > 0;
+}
+bool ch12_read_recorded(const char *path, ch12_recorded *rec)
+{
+    FILE *f = fopen(path, "r");
+    char line[1024];
+    *rec = (ch12_recorded){ .when = "(not recorded)", .commit = "-", .machine = "(none)" };
+    if (!f) return false;
+    while (fgets(line, sizeof line, f)) {
+        sscanf(line, "# make bench: date %63s commit %63s", rec->when, rec->commit);
+        sscanf(line, "# " CH12_PROGRAM ": %159[^;]", rec->machine);
+        if (rec->count < CH12_RECORDED_ROWS && read_recorded_row(line, &rec->row[rec->count]))
+            rec->count++;
+    }
+    fclose(f);
+    return rec->count > 0;
+}
+static void recorded_speed_table(report *r, const ch12_recorded *rec)
+{
+    static const char *const cols[] = { "workload", "tokens", "threads", "C s", "attention",
+                                        "linear", "other", "PyTorch s", "x PyTorch", NULL };
+    table *t = report_table(r, "speed", "The encoder against PyTorch, recorded", cols);
+    char a[32], l[32], o[32];
+    for (int i = 0; i < rec->count; i++) {
+        const ch12_recorded_row *w = &rec->row[i];
+        table_rowf(t, "%s|%ld|%ld|%.3f (%.3f-%.3f)|%s|%s|%s|%.3f|%.2f", w->workload, w->tokens,
+                   w->threads, w->median, w->min, w->max, fmt_pct(a, w->attention),
+                   fmt_pct(l, w->linear), fmt_pct(o, w->other), w->torch, w->torch / w->median);
+    }
+    if (rec->count == 0) table_rowf(t, "(not recorded)|-|-|-|-|-|-|-|-");
+}
+static const ch12_recorded_row *recorded_row_of(const ch12_recorded *rec, const char *workload,
+                                                long threads)
+{
+    for (int i = 0; i < rec->count; i++)
+        if (strcmp(rec->row[i].workload, workload) == 0 && rec->row[i].threads == threads)
+            return &rec->row[i];
+    return NULL;
+}
+static void speed_sentence(const ch12_recorded *rec, char *out, size_t size)
+{
+    int won = 0, timed = 0;
+    double best = 0, worst = INFINITY;
+    for (int i = 0; i < rec->count; i++) {
+        const double x = rec->row[i].torch / rec->row[i].median;
+        if (isnan(x)) continue;
+        timed++, won += x >= 1.0, best = fmax(best, x), worst = fmin(worst, x);
+    }
+    if (timed == 0) snprintf(out, size, "PyTorch was not run beside this record.");
+    else snprintf(out, size, "The C encoder was at least as fast as PyTorch in %d of the %d "
+                  "workloads recorded, from %.2f to %.2f times PyTorch's speed.", won, timed,
+                  worst, best);
+}
+static void share_sentence(const ch12_recorded *rec, char *out, size_t size)
+{
+    const ch12_recorded_row *lo = recorded_row_of(rec, "128", 1), *hi = recorded_row_of(rec, "512", 1);
+    char a[6][32];
+    if (!lo || !hi) { snprintf(out, size, "(The fixed lengths were not recorded.)"); return; }
+    snprintf(out, size, "On one thread attention took %s of the time at 512 tokens, where it "
+             "does %s of the arithmetic, and %s at 128 tokens (%s of the arithmetic); the "
+             "linear layers took %s and %s.", fmt_pct(a[0], hi->attention),
+             fmt_pct(a[1], ch12_attention_flop_share(512)), fmt_pct(a[2], lo->attention),
+             fmt_pct(a[3], ch12_attention_flop_share(128)), fmt_pct(a[4], hi->linear),
+             fmt_pct(a[5], lo->linear));
+}
+static void behind_sentence(const ch12_recorded *rec, char *out, size_t size)
+{
+    const ch12_recorded_row *w = NULL;
+    for (int i = 0; i < rec->count; i++)
+        if (rec->row[i].torch < rec->row[i].median
+            && (!w || rec->row[i].torch / rec->row[i].median < w->torch / w->median))
+            w = &rec->row[i];
+    if (!w) { snprintf(out, size, "PyTorch was the faster at no workload recorded."); return; }
+    snprintf(out, size, "Where PyTorch was the faster, the widest gap was at %s%s on %ld "
+             "thread%s: C took %.3f s, of which its linear layers (OpenBLAS's sgemm) took "
+             "%.3f s, attention %.3f s and the rest %.3f s, against %.3f s for PyTorch's whole "
+             "run.", w->workload, strcmp(w->workload, "corpus") ? " tokens" : "", w->threads,
+             w->threads > 1 ? "s" : "", w->median, w->median * w->linear,
+             w->median * w->attention, w->median * w->other, w->torch);
+}
+void ch12_speed_sentences(const ch12_recorded *rec, char *speed, char *share, char *behind,
+                          size_t size)
+{
+    speed_sentence(rec, speed, size);
+    share_sentence(rec, share, size);
+    behind_sentence(rec, behind, size);
+}
+static void report_recorded(report *r, const char *path)
+{
+    static char names[8][LADDER_PATH_MAX];
+    static ch12_recorded rec;
+    char speed[512], share[512], behind[512], when[256], a[32];
+    const size_t files = ladder_recorded_files(path, names, 8);
+    bool found = false;
+    for (size_t i = 0; i < files && !found; i++) found = ch12_read_recorded(names[i], &rec);
+    if (!found) ch12_read_recorded("", &rec);
+    recorded_speed_table(r, &rec);
+    ch12_speed_sentences(&rec, speed, share, behind, sizeof speed);
+    snprintf(when, sizeof when, "%s, recorded %.10s (commit %s)", rec.machine, rec.when, rec.commit);
+    report_fact(r, "recorded_when", when);
+    report_fact(r, "speed_sentence", speed);
+    report_fact(r, "share_sentence", share);
+    report_fact(r, "behind_sentence", behind);
+    report_fact(r, "linear_flops", fmt_int(a, (long long)ch12_linear_flops()));
+    for (int n = 128; n <= 512; n *= 2) {
+        char key[32];
+        snprintf(key, sizeof key, "flop_share_%d", n);
+        report_fact(r, key, fmt_pct(a, ch12_attention_flop_share(n)));
+    }
+}
 static void run_receipts(const ch12_options *o, const bert_model *m, report *r)
 {
     char path[4096], err[512];
     report_model(r, m);
     report_bounds(r);
     report_example(r, m, o);
+    report_recorded(r, o->recorded);
     snprintf(path, sizeof path, "%s/ch12_corpus.txt", o->goldens);
     if (o->quick && access(path, R_OK) != 0) return;
     ch12_goldens g;
@@ -1089,7 +1220,7 @@ int main(int argc, char **argv)
 {
     blas_use_known_kernels(argv);
     ch12_options o = { .model = default_model_dir(), .attention = "fused", .goldens = "tests/goldens",
-                       .threads = 1, .batch = 32 };
+                       .recorded = "chapters/recorded", .threads = 1, .batch = 32 };
     char **sentences = bookkeeping_alloc((size_t)argc * sizeof *sentences);
     const int n = parse_ch12_options(argc, argv, &o, sentences);
     fa_isa_cap(CH12_PROGRAM);

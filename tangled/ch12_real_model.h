@@ -77,5 +77,22 @@ double ch12_fp32_bound(void);
 double ch12_bf16_cosine_bound(void);
 double ch12_gelu_bound(float x);      /* |GELU - ch12_gelu| for the input x */
 void   ch12_gelu(float *x, size_t n);  /* x[i] = GELU(x[i]), i < n */
+double ch12_linear_flops(void);                /* a layer's linear work per token */
+double ch12_attention_flop_share(double n);    /* attention's share at n tokens */
+enum { CH12_RECORDED_ROWS = 16 };
+typedef struct {
+    char workload[16];
+    long tokens, threads;
+    double median, min, max, attention, linear, other, torch;   /* torch: NaN if not run */
+} ch12_recorded_row;
+typedef struct {
+    char when[64], commit[64], machine[160];
+    int count;
+    ch12_recorded_row row[CH12_RECORDED_ROWS];
+} ch12_recorded;
+/* this program's lines of one recorded benchmark file: true when there are any */
+bool ch12_read_recorded(const char *path, ch12_recorded *rec);
+void ch12_speed_sentences(const ch12_recorded *rec, char *speed, char *share, char *behind,
+                          size_t size);
 int chapter_main(int argc, char **argv);
 #endif

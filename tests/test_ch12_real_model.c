@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "../tangled/ch12_real_model.h"
 #define MODEL ".build/model"
 #define GOLDENS "tests/goldens"
@@ -217,4 +218,32 @@ Test(ch12_encoder, padding_counts, .description = "the padded batch's count, on 
     cr_assert_eq(p.padded_tokens, 2 * 10 + 2 * 4 + 3);
     cr_assert_float_eq(p.real_scores, 4 + 100 + 16 + 9 + 9, 0);
     cr_assert_float_eq(p.padded_scores, 2 * 100 + 2 * 16 + 9, 0);
+}
+static const char *const record =
+    "# make bench: date 2026-01-02T03:04Z commit abc1234\n"
+    "# ch12_real_model: Some CPU, 2 CPUs; OpenBLAS Haswell kernels; attention fused; 210 corpus lines\n"
+    "ch08_fused_timing fused 512 64 0 1 5 0.1 0.1 0.1 1 1 1 1\n"
+    "ch12_real_model corpus 3333 1 3 1.0000 0.9 1.1 0.200 0.500 0.300 2.0000 2.00\n"
+    "ch12_real_model 128 1024 1 3 0.4000 0.4 0.4 0.100 0.700 0.200 0.2000 0.50\n"
+    "ch12_real_model 512 4096 1 3 2.0000 2.0 2.0 0.250 0.600 0.150 2.5000 1.25\n"
+    "ch12_real_model 256 2048 2 3 1.0000 1.0 1.0 0.200 0.600 0.200 - -\n";
+Test(ch12_recorded, read_and_said, .description = "the recorded benchmark: read, and said in words")
+{
+    char path[] = "/tmp/ch12_recordXXXXXX", speed[512], share[512], behind[512];
+    const int fd = mkstemp(path);
+    cr_assert(fd >= 0 && write(fd, record, strlen(record)) == (ssize_t)strlen(record));
+    close(fd);
+    ch12_recorded rec;
+    cr_assert(ch12_read_recorded(path, &rec));
+    unlink(path);
+    cr_assert_eq(rec.count, 4);
+    cr_assert_str_eq(rec.machine, "Some CPU, 2 CPUs");
+    cr_assert_str_eq(rec.commit, "abc1234");
+    cr_assert(isnan(rec.row[3].torch) && rec.row[1].tokens == 1024 && rec.row[2].linear == 0.6);
+    ch12_speed_sentences(&rec, speed, share, behind, sizeof speed);
+    cr_assert(strstr(speed, "in 2 of the 3 workloads recorded, from 0.50 to 2.00 times"), "%s", speed);
+    cr_assert(strstr(share, "took 25% of the time at 512 tokens, where it does 18%"), "%s", share);
+    cr_assert(strstr(behind, "at 128 tokens on 1 thread: C took 0.400 s, of which its linear "
+                             "layers (OpenBLAS's sgemm) took 0.280 s"), "%s", behind);
+    cr_assert(!ch12_read_recorded("/nonexistent/record", &rec));
 }
