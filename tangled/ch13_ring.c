@@ -17,6 +17,7 @@
 #include "cpu/softmax.h"
 #include "cpu/fused.h"
 #include "cpu/backward.h"
+#include "harness/ladder.h"
 #include "ch13_ring.h"
 #define PROGRAM "ch13_ring"
 enum { TAG_KV = 1, TAG_SUMS = 2, TAG_GATHER = 3 };
@@ -356,7 +357,7 @@ static void parse_ring_options(int argc, char **argv, ring_options *o)
         { "repeats", OPT_INT, &o->repeats, 1, 1000, "R", "with --measure: repetitions" },
         { "python", OPT_STRING, &o->python, 0, 0, "PY", "with --bench: accepted, unused (no peer here)" },
         { "recorded", OPT_STRING, &o->recorded, 0, 0, "PATH",
-          "the recorded measurements to report: a file, or a folder of bench-*.txt and ch13-*.txt" },
+          "the recorded bench to report: a file, or a folder of bench-*.txt" },
     };
     options_parse(argc, argv, PROGRAM, "ring attention over MPI: run it with mpirun -np P",
                   opts, sizeof opts / sizeof opts[0]);
@@ -365,6 +366,7 @@ typedef struct { double o_ch08, o_exact, dq, dk, dv; uint64_t bits; } ring_agree
 static ring_problem decide_problem(const ring_comm *c, const ring_options *o);
 static void report_agreement(report *rep, const ring_problem *pr, ring_agreement a);
 static ring_agreement run_small_check(const ring_comm *c, const ring_problem *pr);
+static void report_recorded(report *rep, const char *path);
 static ring_comm ring_start(int *argc, char ***argv)
 {
     ring_comm c = { .rank = 0, .ranks = 1, .mpi = getenv("OMPI_COMM_WORLD_SIZE") != NULL };
@@ -746,6 +748,125 @@ static void run_receipts(const ring_options *o, report *rep)
     report_check(rep);
     report_crossover(rep);
     report_model(rep);
+    report_recorded(rep, o->recorded);
+}
+static bool read_recorded_line(const char *line, ring_recorded_row *w)
+{
+    *w = (ring_recorded_row){ 0 };
+    return sscanf(line, "ch13_ring overlap %7s %d %ld %ld %ld %7s %d %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf",
+                  w->transport, &w->ranks, &w->n, &w->d, &w->heads, w->layout, &w->causal,
+                  &w->ring_s, &w->compute_s, &w->comm_s, &w->hidden_pct, &w->imbalance,
+                  &w->rss_mib, &w->counted_mib, &w->gflops, &w->gbs, &w->cstar) == 17
+        && w->ranks > 0;
+}
+bool ring_read_recorded(const char *path, ring_recorded *rec)
+{
+    FILE *f = fopen(path, "r");
+    char line[1024];
+    int ranks, code;
+    *rec = (ring_recorded){ .when = "(not recorded)", .commit = "-", .machine = "(none)",
+                            .capped_exit = { -1, -1 } };
+    if (!f) return false;
+    while (fgets(line, sizeof line, f)) {
+        sscanf(line, "# make bench: date %63s commit %63s", rec->when, rec->commit);
+        sscanf(line, "# machine: cpu_model = %159[^\n]", rec->machine);
+        sscanf(line, "# machine: cpus = %d", &rec->cpus);
+        if (sscanf(line, "# cap %*d KiB, P = %d: exit %d", &ranks, &code) == 2)
+            rec->capped_exit[ranks > 1] = code;
+        else if (sscanf(line, "# cap %*d KiB, P = 1: ch13_ring: error: %511[^\n]", rec->refusal) == 1) {}
+        if (rec->count < RING_RECORDED_ROWS && read_recorded_line(line, &rec->row[rec->count]))
+            rec->count++;
+    }
+    fclose(f);
+    return rec->count > 0;
+}
+static void recorded_overlap_table(report *rep, const ring_recorded *rec)
+{
+    table *t = report_table(rep, "recorded", "the ring, its compute alone and its transfers "
+                            "alone, recorded (4 heads, d = 64, forward)",
+                            (const char *const[]){ "transport", "P", "rows per rank", "ring ms",
+                                                   "compute ms", "transfers ms", "hidden", NULL });
+    int rows = 0;
+    for (int i = 0; i < rec->count; i++) {
+        const ring_recorded_row *w = &rec->row[i];
+        if (w->heads != 4 || w->causal) continue;
+        table_rowf(t, "%s|%d|%ld|%.2f|%.2f|%.2f|%.0f%%", strcmp(w->transport, "tcp") ? "shared memory"
+                   : "TCP", w->ranks, w->n / w->ranks, 1e3 * w->ring_s, 1e3 * w->compute_s,
+                   1e3 * w->comm_s, w->hidden_pct);
+        rows++;
+    }
+    if (rows == 0) table_rowf(t, "(not recorded)|-|-|-|-|-|-");
+}
+static const ring_recorded_row *largest_slice(const ring_recorded *rec, const char *transport,
+                                              int ranks)
+{
+    const ring_recorded_row *best = NULL;
+    for (int i = 0; i < rec->count; i++) {
+        const ring_recorded_row *w = &rec->row[i];
+        if (w->heads == 4 && !w->causal && w->ranks == ranks && strcmp(w->transport, transport) == 0
+            && (!best || w->n > best->n))
+            best = w;
+    }
+    return best;
+}
+static void overlap_sentence(const ring_recorded *rec, char *out, size_t size)
+{
+    const ring_recorded_row *sm = largest_slice(rec, "sm", 2), *tcp = largest_slice(rec, "tcp", 2);
+    if (!sm || !tcp) { snprintf(out, size, "(The overlap was not recorded.)"); return; }
+    snprintf(out, size, "With $P = 2$, one rank a core, at %ld rows per rank, the ring hid %.0f%% "
+             "of its transfers on shared memory and %.0f%% over TCP; the crossover the same runs "
+             "measured is %.0f rows (shared memory, %.1f GB/s against %.0f GFLOP/s) and %.0f (TCP, "
+             "%.1f GB/s), so these slices are %.0f and %.0f times past it. The goal of 90%% hidden "
+             "past the crossover is %s. %s", sm->n / 2, sm->hidden_pct, tcp->hidden_pct, sm->cstar,
+             sm->gbs, sm->gflops, tcp->cstar, tcp->gbs, (double)(sm->n / 2) / sm->cstar,
+             (double)(tcp->n / 2) / tcp->cstar,
+             sm->hidden_pct >= 90 && tcp->hidden_pct >= 90 ? "met on both transports"
+             : sm->hidden_pct >= 90 || tcp->hidden_pct >= 90 ? "met on one transport only"
+             : "missed on both",
+             rec->cpus > 0 && rec->cpus < 4 ? "The runs of $P = 4$ put four ranks on fewer cores; "
+             "there the compute alone keeps every core busy and no transfer can hide." : "");
+}
+static void imbalance_and_memory(const ring_recorded *rec, char *imb, char *mem, size_t size)
+{
+    double plain = NAN, zigzag = NAN, rss[5] = { NAN, NAN, NAN, NAN, NAN };
+    for (int i = 0; i < rec->count; i++) {
+        const ring_recorded_row *w = &rec->row[i];
+        if (w->causal) *(strcmp(w->layout, "zigzag") ? &plain : &zigzag) = w->imbalance;
+        if (w->heads == 64 && w->ranks <= 4) rss[w->ranks] = w->rss_mib;
+    }
+    snprintf(imb, size, "Measured, the slowest rank's compute time over the mean was %.2f with "
+             "the plain ring and %.2f with the zigzag.", plain, zigzag);
+    snprintf(mem, size, "The peak resident memory per rank was %.0f MiB with one rank, %.0f MiB "
+             "with two (%.2f of one) and %.0f MiB with four (%.2f). Under a cap of 600000 KiB "
+             "of address space, one process %s; four ranks %s.", rss[1], rss[2], rss[2] / rss[1],
+             rss[4], rss[4] / rss[1], rec->capped_exit[0] == 2 ? "refused the problem before "
+             "allocating, in one line" : "did not refuse it", rec->capped_exit[1] == 0
+             ? "ran it" : "failed too");
+}
+void ring_recorded_sentences(const ring_recorded *rec, char *overlap, char *imbalance,
+                             char *memory, size_t size)
+{
+    overlap_sentence(rec, overlap, size);
+    imbalance_and_memory(rec, imbalance, memory, size);
+}
+static void report_recorded(report *rep, const char *path)
+{
+    static char names[8][LADDER_PATH_MAX];
+    static ring_recorded rec;
+    char overlap[1024], imb[1024], mem[1024], when[400];
+    const size_t files = ladder_recorded_files(path, names, 8);
+    bool found = false;
+    for (size_t i = 0; i < files && !found; i++) found = ring_read_recorded(names[i], &rec);
+    if (!found) ring_read_recorded("", &rec);
+    recorded_overlap_table(rep, &rec);
+    ring_recorded_sentences(&rec, overlap, imb, mem, sizeof imb);
+    snprintf(when, sizeof when, "%s, %d CPUs, recorded %.10s (commit %s)", rec.machine, rec.cpus,
+             rec.when, rec.commit);
+    report_fact(rep, "recorded_when", when);
+    report_fact(rep, "overlap_sentence", overlap);
+    report_fact(rep, "imbalance_sentence", imb);
+    report_fact(rep, "memory_sentence", mem);
+    report_fact(rep, "refusal", rec.refusal[0] ? rec.refusal : "(not recorded)");
 }
 static double timed_ring(const ring_comm *c, const ring_problem *pr, ring_local *me,
                          int mode, double *compute)
@@ -971,7 +1092,7 @@ int main(int argc, char **argv)
 {
     ring_comm c = ring_start(&argc, &argv);
     ring_options o = { .seq = 256, .dim = 64, .heads = 2, .seed = 1, .fault_rank = -1,
-                       .repeats = 3 };
+                       .repeats = 3, .recorded = "chapters/recorded" };
     int saved = -1;
     if (c.rank != 0) { fflush(stderr); saved = dup(2); if (!freopen("/dev/null", "w", stderr)) saved = -1; }
     parse_ring_options(argc, argv, &o);

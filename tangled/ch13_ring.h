@@ -33,6 +33,18 @@ typedef struct {
     int npending[2];
     ring_scratch scratch;
 } ring_local;
+enum { RING_RECORDED_ROWS = 32 };
+typedef struct {
+    char transport[8], layout[8];
+    int ranks, causal;
+    long n, d, heads;
+    double ring_s, compute_s, comm_s, hidden_pct, imbalance, rss_mib, counted_mib, gflops, gbs, cstar;
+} ring_recorded_row;
+typedef struct {
+    char when[64], commit[64], machine[160], refusal[512];
+    int cpus, count, capped_exit[2];        /* the capped runs' exit codes: P = 1, P = 4 */
+    ring_recorded_row row[RING_RECORDED_ROWS];
+} ring_recorded;
 int    ring_source(int rank, int ranks, int step);
 row_set ring_rows(ring_layout layout, size_t n, int ranks, int rank);
 size_t local_row(const row_set *s, int span, size_t row);
@@ -41,4 +53,9 @@ double ring_rank_pairs(ring_layout layout, size_t nq, size_t nk, bool causal, in
                        int rank);
 void draw_rows(uint64_t seed, int tensor, const row_set *s, size_t heads, size_t n,
                size_t d, float *out);
+/* this program's lines of one recorded bench file: true when there are any */
+bool ring_read_recorded(const char *path, ring_recorded *rec);
+/* the overlap, the imbalance and the memory of a record, in words */
+void ring_recorded_sentences(const ring_recorded *rec, char *overlap, char *imbalance,
+                             char *memory, size_t size);
 #endif

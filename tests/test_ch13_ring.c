@@ -1,7 +1,11 @@
 /* test_ch13_ring.c — chapter 13's layouts, pieces and ring order against
    brute force. Tangled from chapters/ch13_ring.nw. */
+#define _GNU_SOURCE
 #include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "../tangled/ch13_ring.h"
 
 static int owners_of(ring_layout layout, size_t n, int ranks, size_t row)
@@ -99,4 +103,43 @@ Test(ring, each_rank_draws_the_rows_of_the_whole)
             for (size_t row = s.span[i].lo; row < s.span[i].hi; row++)
                 for (size_t c = 0; c < D; c++, at++)
                     cr_expect_eq(part[at], whole[(h * N + row) * D + c], "head %zu row %zu", h, row);
+}
+static const char *const record =
+    "# make bench: date 2026-01-02T03:04Z commit abc1234\n"
+    "# machine: cpu_model = Some CPU\n"
+    "# machine: cpus = 2\n"
+    "ch12_real_model 128 1024 1 3 0.4 0.4 0.4 0.1 0.7 0.2 0.2 0.50\n"
+    "ch13_ring overlap sm 2 2048 64 4 ring 0 0.030 0.029 0.002 90 1.05 33.8 20.4 70.00 1.40 100\n"
+    "ch13_ring overlap tcp 2 2048 64 4 ring 0 0.035 0.030 0.002 0 1.10 34.1 20.4 60.00 1.00 120\n"
+    "ch13_ring overlap tcp 2 512 64 4 ring 0 0.003 0.003 0.001 0 1.10 18.0 5.1 40.00 2.00 40\n"
+    "ch13_ring overlap sm 4 4096 64 4 ring 1 0.068 0.085 0.004 100 1.364 37.0 20.4 40 1.39 58\n"
+    "ch13_ring overlap sm 4 4096 64 4 zigzag 1 0.064 0.076 0.006 100 1.029 37.1 20.2 33 1.07 63\n"
+    "ch13_ring overlap sm 1 1024 128 64 ring 0 0.45 0.40 0 0 1.000 600.0 611.4 86 0.00 0\n"
+    "ch13_ring overlap sm 2 1024 128 64 ring 0 0.30 0.30 0.02 100 1.070 300.0 305.8 59 1.64 73\n"
+    "ch13_ring overlap sm 4 1024 128 64 ring 0 0.38 0.35 0.05 55 1.012 150.0 152.9 24 0.97 50\n"
+    "# cap 600000 KiB, P = 1: ch13_ring: error: needs 612.6 MiB, only 381.7 MiB\n"
+    "# cap 600000 KiB, P = 1: exit 2\n"
+    "# cap 600000 KiB, P = 4: exit 0\n";
+Test(ring, the_recorded_bench_is_read_and_said)
+{
+    char path[] = "/tmp/ch13_recordXXXXXX", overlap[1024], imb[512], mem[512];
+    const int fd = mkstemp(path);
+    cr_assert(fd >= 0 && write(fd, record, strlen(record)) == (ssize_t)strlen(record));
+    close(fd);
+    ring_recorded rec;
+    cr_assert(ring_read_recorded(path, &rec));
+    unlink(path);
+    cr_assert_eq(rec.count, 8);
+    cr_assert_eq(rec.cpus, 2);
+    cr_assert_str_eq(rec.machine, "Some CPU");
+    cr_assert_str_eq(rec.refusal, "needs 612.6 MiB, only 381.7 MiB");
+    cr_assert(rec.capped_exit[0] == 2 && rec.capped_exit[1] == 0);
+    ring_recorded_sentences(&rec, overlap, imb, mem, sizeof imb);
+    cr_assert(strstr(overlap, "at 1024 rows per rank, the ring hid 90% of its transfers on shared "
+                              "memory and 0% over TCP"), "%s", overlap);
+    cr_assert(strstr(overlap, "is met on one transport only"), "%s", overlap);
+    cr_assert(strstr(imb, "1.36 with the plain ring and 1.03 with the zigzag"), "%s", imb);
+    cr_assert(strstr(mem, "600 MiB with one rank, 300 MiB with two (0.50 of one) and 150 MiB with "
+                          "four (0.25)"), "%s", mem);
+    cr_assert(!ring_read_recorded("/nonexistent/record", &rec));
 }
