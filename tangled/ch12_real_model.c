@@ -1027,6 +1027,18 @@ static void share_sentence(const ch12_recorded *rec, char *out, size_t size)
              fmt_pct(a[3], ch12_attention_flop_share(128)), fmt_pct(a[4], hi->linear),
              fmt_pct(a[5], lo->linear));
 }
+static void write_shares_data(const char *dir, const ch12_recorded *rec)
+{
+    if (!dir) return;
+    FILE *f = data_file(dir, "ch12_shares.dat");
+    fprintf(f, "# workload attention linear other (shares of the encoder's time)\n");
+    for (int i = 0; i < rec->count; i++)
+        fprintf(f, "\"%s, %ld thread%s\" %.4f %.4f %.4f\n", rec->row[i].workload, rec->row[i].threads,
+                rec->row[i].threads > 1 ? "s" : "", rec->row[i].attention, rec->row[i].linear,
+                rec->row[i].other);
+    if (rec->count == 0) fprintf(f, "\"(not recorded)\" 0 0 0\n");
+    data_close(f);
+}
 static void behind_sentence(const ch12_recorded *rec, char *out, size_t size)
 {
     const ch12_recorded_row *w = NULL;
@@ -1049,7 +1061,7 @@ void ch12_speed_sentences(const ch12_recorded *rec, char *speed, char *share, ch
     share_sentence(rec, share, size);
     behind_sentence(rec, behind, size);
 }
-static void report_recorded(report *r, const char *path)
+static void report_recorded(report *r, const char *path, const char *data_dir)
 {
     static char names[8][LADDER_PATH_MAX];
     static ch12_recorded rec;
@@ -1059,6 +1071,7 @@ static void report_recorded(report *r, const char *path)
     for (size_t i = 0; i < files && !found; i++) found = ch12_read_recorded(names[i], &rec);
     if (!found) ch12_read_recorded("", &rec);
     recorded_speed_table(r, &rec);
+    write_shares_data(data_dir, &rec);
     ch12_speed_sentences(&rec, speed, share, behind, sizeof speed);
     snprintf(when, sizeof when, "%s, recorded %.10s (commit %s)", rec.machine, rec.when, rec.commit);
     report_fact(r, "recorded_when", when);
@@ -1078,7 +1091,7 @@ static void run_receipts(const ch12_options *o, const bert_model *m, report *r)
     report_model(r, m);
     report_bounds(r);
     report_example(r, m, o);
-    report_recorded(r, o->recorded);
+    report_recorded(r, o->recorded, o->data_dir);
     snprintf(path, sizeof path, "%s/ch12_corpus.txt", o->goldens);
     if (o->quick && access(path, R_OK) != 0) return;
     ch12_goldens g;
