@@ -492,8 +492,13 @@ def syllabus_self_test(exercises, n_weeks, hours):
     return out
 
 
+# A range's dash is held to its ends by word joiners (U+2060), so that a
+# narrow column (a phone's) breaks between ranges, never inside one.
+RANGE_DASH = "\u2060\u2013\u2060"
+
+
 def ranges(ids):
-    """["4.3", "4.4", "5.1"] -> "4.3–4.4, 5.1"."""
+    """["4.3", "4.4", "5.1"] -> "4.3–4.4, 5.1" (the dash joined to its ends)."""
     out = []
     for x in ids:
         c, n = x.split(".")
@@ -501,7 +506,7 @@ def ranges(ids):
             out[-1][2] = int(n)
         else:
             out.append([c, int(n), int(n)])
-    return ", ".join("%s.%d" % (c, a) if a == b else "%s.%d–%s.%d" % (c, a, c, b) for c, a, b in out)
+    return ", ".join("%s.%d" % (c, a) if a == b else "%s.%d%s%s.%d" % (c, a, RANGE_DASH, c, b) for c, a, b in out)
 
 
 def syllabus_table(weeks):

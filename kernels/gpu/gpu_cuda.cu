@@ -1,5 +1,5 @@
 /* gpu_cuda.cu — chapter 10's kernels on a CUDA device.
-   Tangled from chapters/ch10_gpu.nw. */
+   Tangled from chapters/app_gpu_emulation.nw. */
 #include <cuda_runtime.h>
 #include <stdio.h>
 extern "C" {

@@ -1,5 +1,5 @@
 /* gpu_cuda_absent.c — what gpu_cuda.cu provides, for builds without nvcc.
-   Tangled from chapters/ch10_gpu.nw. */
+   Tangled from chapters/app_gpu_emulation.nw. */
 #include <stdio.h>
 #include "gpu/gpu_attention.h"
 

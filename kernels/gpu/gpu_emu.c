@@ -1,5 +1,5 @@
 /* gpu_emu.c — CUDA's execution model on POSIX threads.
-   Tangled from chapters/ch10_gpu.nw. */
+   Tangled from chapters/app_gpu_emulation.nw. */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
 #include <stdint.h>

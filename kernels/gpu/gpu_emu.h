@@ -1,5 +1,5 @@
 /* gpu_emu.h — an emulation of CUDA's execution model on POSIX threads.
-   Tangled from chapters/ch10_gpu.nw. */
+   Tangled from chapters/app_gpu_emulation.nw. */
 #ifndef GPU_EMU_H
 #define GPU_EMU_H
 #include <stddef.h>

@@ -1,5 +1,5 @@
 /* gpu_emu_cuda.h — CUDA's names for C code run by gpu_emu.c.
-   Tangled from chapters/ch10_gpu.nw. */
+   Tangled from chapters/app_gpu_emulation.nw. */
 #ifndef GPU_EMU_CUDA_H
 #define GPU_EMU_CUDA_H
 #include "gpu/gpu_emu.h"

@@ -1,5 +1,5 @@
 /* gpu_emulated.c — chapter 10's kernels on the CPU, through gpu_emu.c.
-   Tangled from chapters/ch10_gpu.nw. */
+   Tangled from chapters/app_gpu_emulation.nw. */
 #include <stdio.h>
 #include <stdlib.h>
 #include "harness/harness.h"
