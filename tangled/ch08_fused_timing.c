@@ -1,5 +1,5 @@
 /* ch08_fused_timing — counted, measured and benchmarked attention kernels.
-   Tangled from chapters/ch08_fused_timing.nw. */
+   Tangled from chapters/app_timing.nw. */
 #define _GNU_SOURCE
 #include <glob.h>
 #include <math.h>

@@ -1,5 +1,5 @@
 /* ch08_fused_timing.h — the functions of the program that its test calls, and
-   the types they need. Tangled from chapters/ch08_fused_timing.nw. */
+   the types they need. Tangled from chapters/app_timing.nw. */
 #ifndef CH08_FUSED_TIMING_H
 #define CH08_FUSED_TIMING_H
 #include <stdbool.h>
