@@ -1,5 +1,5 @@
 # ch08_bench: the recorded benchmark, GFLOP/s against n (d = 64, no mask)
-# (tangled from chapters/ch08_fused_timing.nw; do not edit)
+# (tangled from chapters/app_timing.nw; do not edit)
 if (term eq 'pdf') {
     set terminal pdfcairo size 5in,3in font 'DejaVu Sans,9'
     set output out.'.pdf'

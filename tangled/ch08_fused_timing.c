@@ -1,5 +1,5 @@
 /* ch08_fused_timing — counted, measured and benchmarked attention kernels.
-   Tangled from chapters/ch08_fused_timing.nw. */
+   Tangled from chapters/app_timing.nw. */
 #define _GNU_SOURCE
 #include <glob.h>
 #include <math.h>
@@ -15,6 +15,7 @@
 #include "cpu/fused.h"
 #include "cpu/backward.h"
 #include "cpu/decode.h"
+#include "ch08_fused_timing.h"
 
 #define CH08_PROGRAM "ch08_fused_timing"
 enum { CH08_MAX_BLOCK = 4096, CH08_MAX_SEQ = 65536,
@@ -29,28 +30,6 @@ typedef struct {
     const char *cache;
     double scale;
 } ch08_options;
-attn_counts counted_fused(size_t n, bool causal, size_t block);
-attn_counts counted_naive(size_t n);
-typedef struct { double u0, v0, u1, v1; } plot_box;
-typedef struct { double u, v; bool left_of_point, moved; } label_place;
-plot_box label_box(label_place l, int chars);
-void place_labels(const double u[], const double v[], const int chars[], int count,
-                  label_place out[]);
-const char *roof_place(char *buf, size_t size, double i, double one, double all);
-typedef struct {
-    decode_params p;
-    float *q, *o;
-    float *k32, *v32;     /* K and V as drawn */
-    bf16  *k16, *v16;     /* rounded to bf16, or NULL */
-    float *kr, *vr;       /* the bf16 numbers as floats, or NULL */
-} decode_problem;
-size_t decode_problem_bytes(const decode_params *p, bool bf16_too);
-decode_problem decode_problem_new(const decode_params *p, uint32_t seed, bool bf16_too);
-void   decode_problem_free(decode_problem *t);
-void   decode_run(decode_problem *t, decode_cache cache, const decode_config *cfg);
-void   decode_reference(const decode_params *p, const float *q, const float *k,
-                        const float *v, double *out);
-double decode_bf16_bound(const decode_problem *t);
 static void apply_ch08_kernel_options(const ch08_options *o, attn_params *p);
 static void report_ch08_file_run(report *r, const ch08_options *o, const tensor *q,
                             const attn_counts *c);

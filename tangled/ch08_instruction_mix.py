@@ -1,6 +1,6 @@
 """ch08_instruction_mix.py - the instructions a callgrind run executed
 (--dump-instr=yes --compress-pos=no), sorted into kinds by the mnemonics
-objdump gives for the program. Tangled from chapters/ch08_fused_timing.nw.
+objdump gives for the program. Tangled from chapters/app_timing.nw.
 Usage: python3 ch08_instruction_mix.py RUN CALLGRIND_FILE PROGRAM
 Prints: RUN KIND COUNT   (one line per kind)."""
 import collections, re, subprocess, sys

@@ -1,5 +1,5 @@
 """ch08_torch_peer.py - PyTorch's CPU scaled_dot_product_attention, timed as the
-peer of chapter 8's benchmark. Tangled from chapters/ch08_fused_timing.nw.
+peer of chapter 8's benchmark. Tangled from chapters/app_timing.nw.
 Usage: python ch08_torch_peer.py HEADS n,d,causal,threads,runs,warmup[,bits] ...
    or: python ch08_torch_peer.py decode nq,nk,heads,kv_heads,d,threads,runs,warmup,bits ...
    (decoding; prints: decode nk kv_heads threads bits runs median_s min_s max_s)

@@ -1,6 +1,6 @@
 #!/bin/sh
 # cli_ch08_fused_timing.sh — command-line tests of ./ch08_fused_timing (run from the
-# repository root). Tangled from chapters/ch08_fused_timing.nw.
+# repository root). Tangled from chapters/app_timing.nw.
 set -u
 prog=./ch08_fused_timing
 . "$(dirname "$0")/shell_helpers.sh"

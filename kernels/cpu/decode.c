@@ -18,57 +18,15 @@ typedef struct decode_job {
     void (*span)(const struct decode_job *job, size_t unit, float *ws);
     int threads;
 } decode_job;
-#define ALWAYS static inline __attribute__((always_inline))
-#define UNROLL _Pragma("GCC unroll 16")
-#define W 1
-#define V float
-#define FN(name) name##_scalar
-#define VZERO() 0.0f
-#define VLOAD(p) (*(p))
-#define VSTORE(p, x) (*(p) = (x))
-#define VSET1(x) (x)
-#define VFMA(a, b, c) fmaf(a, b, c)
-#define VMUL(a, b) ((a) * (b))
-#define VADD(a, b) ((a) + (b))
-#define VSUB(a, b) ((a) - (b))
-#define VMAX(a, b) fmaxf(a, b)
-#define VEXP(x) expf(x)
-#define VHMAX(x) (x)
-#define VHSUM(x) (x)
+#define VEC_WIDTH 1
+#include "cpu/vec.h"
 #define VWIDEN(p) bf16_float(*(p))
 #define VHSUM4(a, b, c, d, out) ((out)[0] = (a), (out)[1] = (b), (out)[2] = (c), (out)[3] = (d))
 #include "cpu/decode_micro.h"
 #pragma GCC push_options
 #pragma GCC target("avx2,fma")
-#define W 8
-#define V __m256
-#define FN(name) name##_avx2
-#define VI(op) _mm256_##op
-#define VEXP(x) vexp8(x)
-#define VHMAX(x) hmax8(x)
-#define VHSUM(x) hsum8(x)
-#define VKEEP(x, base, lo, hi) keep_lanes8(x, base, lo, hi)
-#define VZERO() VI(setzero_ps)()
-#define VLOAD(p) VI(loadu_ps)(p)
-#define VSTORE(p, x) VI(storeu_ps)(p, x)
-#define VSET1(x) VI(set1_ps)(x)
-#define VFMA(a, b, c) VI(fmadd_ps)(a, b, c)
-#define VMUL(a, b) VI(mul_ps)(a, b)
-#define VADD(a, b) VI(add_ps)(a, b)
-#define VSUB(a, b) VI(sub_ps)(a, b)
-#define VMAX(a, b) VI(max_ps)(a, b)
-static inline __attribute__((always_inline)) float hmax8(__m256 x)
-{
-    __m128 a = _mm_max_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
-    a = _mm_max_ps(a, _mm_movehl_ps(a, a));
-    return _mm_cvtss_f32(_mm_max_ss(a, _mm_shuffle_ps(a, a, 1)));
-}
-static inline __attribute__((always_inline)) float hsum8(__m256 x)
-{
-    __m128 a = _mm_add_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
-    a = _mm_add_ps(a, _mm_movehl_ps(a, a));
-    return _mm_cvtss_f32(_mm_add_ss(a, _mm_shuffle_ps(a, a, 1)));
-}
+#define VEC_WIDTH 8
+#include "cpu/vec.h"
 #define VWIDEN(p) _mm256_castsi256_ps(_mm256_slli_epi32( \
     _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(p))), 16))
 static inline __attribute__((always_inline)) void hsum4x8(__m256 a, __m256 b, __m256 c,
@@ -85,23 +43,8 @@ static inline __attribute__((always_inline)) void hsum4x8(__m256 a, __m256 b, __
 #pragma GCC pop_options
 #pragma GCC push_options
 #pragma GCC target("avx512f")
-#define W 16
-#define V __m512
-#define FN(name) name##_avx512
-#define VI(op) _mm512_##op
-#define VEXP(x) vexp16(x)
-#define VHMAX(x) _mm512_reduce_max_ps(x)
-#define VHSUM(x) _mm512_reduce_add_ps(x)
-#define VKEEP(x, base, lo, hi) keep_lanes16(x, base, lo, hi)
-#define VZERO() VI(setzero_ps)()
-#define VLOAD(p) VI(loadu_ps)(p)
-#define VSTORE(p, x) VI(storeu_ps)(p, x)
-#define VSET1(x) VI(set1_ps)(x)
-#define VFMA(a, b, c) VI(fmadd_ps)(a, b, c)
-#define VMUL(a, b) VI(mul_ps)(a, b)
-#define VADD(a, b) VI(add_ps)(a, b)
-#define VSUB(a, b) VI(sub_ps)(a, b)
-#define VMAX(a, b) VI(max_ps)(a, b)
+#define VEC_WIDTH 16
+#include "cpu/vec.h"
 #define VWIDEN(p) _mm512_castsi512_ps(_mm512_slli_epi32( \
     _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(p))), 16))
 static inline __attribute__((always_inline)) void hsum4x16(__m512 a, __m512 b, __m512 c,

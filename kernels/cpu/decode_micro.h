@@ -1,6 +1,7 @@
 /* decode_micro.h — one copy of the decoding kernel's span, for one vector width;
-   included by decode.c once per copy after it defines W, V, FN and the V*
-   operations (no include guard: it is read three times); it releases them all.
+   included by decode.c once per copy after cpu/vec.h gives the names of its
+   width and decode.c VWIDEN and VHSUM4 (no include guard: it is read three
+   times); it releases them all.
    Tangled from chapters/ch08_fused_timing.nw; edit that file instead. */
 ALWAYS void FN(decode_scores)(const float *restrict qs, const float *restrict kb,
                               size_t rows, size_t n, size_t d, float *restrict s)
@@ -118,23 +119,4 @@ static void FN(decode_span)(const decode_job *job, size_t unit, float *ws)
 }
 #undef VWIDEN
 #undef VHSUM4
-#undef W
-#undef V
-#undef FN
-#undef VI
-#undef R
-#undef NB
-#undef DV
-#undef VZERO
-#undef VLOAD
-#undef VSTORE
-#undef VSET1
-#undef VFMA
-#undef VMUL
-#undef VADD
-#undef VSUB
-#undef VMAX
-#undef VEXP
-#undef VHMAX
-#undef VHSUM
-#undef VKEEP
+#include "cpu/vec_end.h"

@@ -141,39 +141,10 @@ static void visible_range(const fused_tile *t, size_t row, int *lo, int *hi)
     *lo = (int)first;
     *hi = (int)last;
 }
-#define ALWAYS static inline __attribute__((always_inline))
-#define UNROLL _Pragma("GCC unroll 16")
 #pragma GCC push_options
 #pragma GCC target("avx2,fma")
-#define W 8
-#define V __m256
-#define FN(name) name##_avx2
-#define VI(op) _mm256_##op
-#define VEXP(x) vexp8(x)
-#define VHMAX(x) hmax8(x)
-#define VHSUM(x) hsum8(x)
-#define VKEEP(x, base, lo, hi) keep_lanes8(x, base, lo, hi)
-static inline __attribute__((always_inline)) float hmax8(__m256 x)
-{
-    __m128 a = _mm_max_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
-    a = _mm_max_ps(a, _mm_movehl_ps(a, a));
-    return _mm_cvtss_f32(_mm_max_ss(a, _mm_shuffle_ps(a, a, 1)));
-}
-static inline __attribute__((always_inline)) float hsum8(__m256 x)
-{
-    __m128 a = _mm_add_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
-    a = _mm_add_ps(a, _mm_movehl_ps(a, a));
-    return _mm_cvtss_f32(_mm_add_ss(a, _mm_shuffle_ps(a, a, 1)));
-}
-static inline __attribute__((always_inline)) __m256 keep_lanes8(__m256 x, int base,
-                                                                int lo, int hi)
-{
-    const __m256i key = _mm256_add_epi32(_mm256_set1_epi32(base),
-                                         _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-    const __m256i in = _mm256_andnot_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(lo), key),
-                                           _mm256_cmpgt_epi32(_mm256_set1_epi32(hi), key));
-    return _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), x, _mm256_castsi256_ps(in));
-}
+#define VEC_WIDTH 8
+#include "cpu/vec.h"
 #define R 6      /* query rows per register tile             */
 #define NB 2     /* key vectors per register tile (16 keys)  */
 #define DV 2     /* dimension vectors per PV register tile   */
@@ -181,23 +152,8 @@ static inline __attribute__((always_inline)) __m256 keep_lanes8(__m256 x, int ba
 #pragma GCC pop_options
 #pragma GCC push_options
 #pragma GCC target("avx512f")
-#define W 16
-#define V __m512
-#define FN(name) name##_avx512
-#define VI(op) _mm512_##op
-#define VEXP(x) vexp16(x)
-#define VHMAX(x) _mm512_reduce_max_ps(x)
-#define VHSUM(x) _mm512_reduce_add_ps(x)
-#define VKEEP(x, base, lo, hi) keep_lanes16(x, base, lo, hi)
-static inline __attribute__((always_inline)) __m512 keep_lanes16(__m512 x, int base,
-                                                                 int lo, int hi)
-{
-    const __m512i key = _mm512_add_epi32(_mm512_set1_epi32(base),
-        _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
-    const __mmask16 in = _mm512_cmpge_epi32_mask(key, _mm512_set1_epi32(lo))
-                       & _mm512_cmplt_epi32_mask(key, _mm512_set1_epi32(hi));
-    return _mm512_mask_mov_ps(_mm512_set1_ps(-INFINITY), in, x);
-}
+#define VEC_WIDTH 16
+#include "cpu/vec.h"
 #define R 6
 #define NB 4     /* 64 keys */
 #define DV 4

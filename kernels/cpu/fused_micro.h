@@ -1,17 +1,9 @@
 /* fused_micro.h — the micro-kernels of the fused kernel for one vector width,
-   included by fused.c once per instruction set after it defines W, V, FN, VI,
-   VEXP, VHMAX, VHSUM, VKEEP, R, NB and DV (no include guard: it is read twice);
-   it uses fused.c's fused_tile, visible_range, ALWAYS and UNROLL.
+   included by fused.c once per instruction set after cpu/vec.h gives the names
+   of that width and fused.c its register shape R, NB and DV (no include guard:
+   it is read twice); it uses fused.c's fused_tile and visible_range, and
+   releases the names at its end.
    Tangled from chapters/ch08_fused_timing.nw; edit that file instead. */
-#define VZERO() VI(setzero_ps)()
-#define VLOAD(p) VI(loadu_ps)(p)
-#define VSTORE(p, x) VI(storeu_ps)(p, x)
-#define VSET1(x) VI(set1_ps)(x)
-#define VFMA(a, b, c) VI(fmadd_ps)(a, b, c)
-#define VMUL(a, b) VI(mul_ps)(a, b)
-#define VADD(a, b) VI(add_ps)(a, b)
-#define VSUB(a, b) VI(sub_ps)(a, b)
-#define VMAX(a, b) VI(max_ps)(a, b)
 ALWAYS void FN(qk_register_tile)(const float *restrict qs, size_t ldq,
                            const float *restrict kt, size_t d, V s[R][NB])
 {
@@ -103,23 +95,7 @@ static void FN(key_tile)(const fused_tile *t)
 {
     for (size_t r0 = 0; r0 < t->rows; r0 += R) FN(row_group)(t, r0);
 }
-#undef W
-#undef V
-#undef FN
-#undef VI
 #undef R
 #undef NB
 #undef DV
-#undef VZERO
-#undef VLOAD
-#undef VSTORE
-#undef VSET1
-#undef VFMA
-#undef VMUL
-#undef VADD
-#undef VSUB
-#undef VMAX
-#undef VEXP
-#undef VHMAX
-#undef VHSUM
-#undef VKEEP
+#include "cpu/vec_end.h"
