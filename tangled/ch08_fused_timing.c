@@ -1,7 +1,6 @@
 /* ch08_fused_timing — counted, measured and benchmarked attention kernels.
    Tangled from chapters/app_timing.nw. */
 #define _GNU_SOURCE
-#include <glob.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -1129,16 +1128,10 @@ static void write_bench_data(const char *dir, const recorded_bench *rb)
 }
 static size_t read_records(const char *path, recorded_bench *rb, size_t max)
 {
-    glob_t g = { 0 };
-    char pattern[4096];
+    static char names[MAX_RECORDS][LADDER_PATH_MAX];
+    const size_t files = path ? ladder_recorded_files(path, names, MAX_RECORDS) : 0;
     size_t count = 0;
-    snprintf(pattern, sizeof pattern, "%s/bench-*.txt", path);
-    if (path && glob(pattern, 0, NULL, &g) == 0)
-        for (size_t i = 0; i < g.gl_pathc && count < max; i++)
-            count += read_recorded(g.gl_pathv[i], &rb[count]);
-    else if (path && read_recorded(path, &rb[0]))
-        count = 1;
-    globfree(&g);
+    for (size_t i = 0; i < files && count < max; i++) count += read_recorded(names[i], &rb[count]);
     return count;
 }
 static void machines_table(report *r, const recorded_bench *rb, size_t count)
