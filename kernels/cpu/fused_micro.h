@@ -26,17 +26,17 @@ ALWAYS void FN(qk_register_tile)(const float *restrict qs, size_t ldq,
     }
 }
 ALWAYS void FN(store_scores)(V s[R][NB], float *restrict sbuf, const int lo[R],
-                             const int hi[R], int base, bool masked)
+                             const int hi[R], int base, bool masked, V top[R])
 {
     UNROLL for (int r = 0; r < R; r++) UNROLL for (int b = 0; b < NB; b++) {
-        float *to = sbuf + r * FUSED_KEY_TILE + base + b * W;
-        VSTORE(to, masked ? VKEEP(s[r][b], base + b * W, lo[r], hi[r]) : s[r][b]);
+        const V x = masked ? VKEEP(s[r][b], base + b * W, lo[r], hi[r]) : s[r][b];
+        VSTORE(sbuf + r * FUSED_KEY_TILE + base + b * W, x);
+        top[r] = VMAX(top[r], x);
     }
 }
-ALWAYS float FN(softmax_row)(float *restrict row, size_t width, float *m, float *l)
+ALWAYS float FN(softmax_row)(float *restrict row, size_t width, float *m, float *l, V top)
 {
-    V top = VSET1(-INFINITY), sum = VZERO();
-    for (size_t j = 0; j < width; j += W) top = VMAX(top, VLOAD(row + j));
+    V sum = VZERO();
     const float m_new = fmaxf(*m, VHMAX(top));
     const float m_use = m_new == -INFINITY ? 0.0f : m_new;
     const V mv = VSET1(m_use);
@@ -89,14 +89,16 @@ static void FN(row_group)(const fused_tile *t, size_t r0)
     }
     if (end == 0) return;                               /* sees none of these keys */
     const size_t kc = (size_t)end, width = (kc + NB * W - 1) / (NB * W) * (NB * W);
+    V top[R];
+    UNROLL for (int r = 0; r < R; r++) top[r] = VSET1(-INFINITY);
     for (size_t j0 = 0; j0 < width; j0 += NB * W) {
         V s[R][NB];
         FN(qk_register_tile)(t->qs + r0 * t->dp, t->dp, t->kt + j0, t->d, s);
-        FN(store_scores)(s, t->sbuf, lo, hi, (int)j0, t->needs_mask || j0 + NB * W > kc);
+        FN(store_scores)(s, t->sbuf, lo, hi, (int)j0, t->needs_mask || j0 + NB * W > kc, top);
     }
     for (int r = 0; r < R; r++)
         alpha[r] = FN(softmax_row)(t->sbuf + (size_t)r * FUSED_KEY_TILE, width,
-                                   t->m + r0 + (size_t)r, t->l + r0 + (size_t)r);
+                                   t->m + r0 + (size_t)r, t->l + r0 + (size_t)r, top[r]);
     FN(pv_tile)(t->sbuf, t->vp, t->dp, kc, t->acc + r0 * t->dp, alpha);
 }
 static void FN(key_tile)(const fused_tile *t)
