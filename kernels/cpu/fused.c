@@ -433,7 +433,7 @@ static size_t own_block_q(const attn_params *p, int threads, size_t lanes)
 {
     const size_t dp = round_up(p->d, lanes), cache = level2_bytes();
     const size_t heads = p->batch * p->heads, items_wanted = 2 * (size_t)threads;
-    size_t bq = 512;
+    size_t bq = 1024;
     while (bq > 64 && (float_bytes(2 * bq * dp + 2 * FUSED_KEY_TILE * dp) > cache
                        || bq / 2 >= p->nq
                        || heads * ((p->nq + bq - 1) / bq) < items_wanted))
