@@ -742,6 +742,7 @@ static double bench_flops(long n, long d, int causal)
 {
     return (causal ? 2.0 : 4.0) * BENCH_HEADS * (double)n * (double)n * (double)d;
 }
+enum { BLAS_SPIN_WAIT_US = 300000 };   /* OpenBLAS's idle threads spin, then sleep */
 static int bench_repeats(long n)
 {
     return n <= 2048 ? 5 : n <= 4096 ? 3 : 1;
@@ -814,6 +815,7 @@ static size_t bench_ours(const ch08_options *o, const bench_config *c, const ten
         b->gflops = bench_flops(c->n, c->d, c->causal) / b->t.median / 1e9;
         fprintf(stderr, "bench: %s n=%ld d=%ld causal=%d threads=%ld: %.3f s\n", b->kernel,
                 c->n, c->d, c->causal, c->threads, b->t.median);
+        if (k == KERNEL_NAIVE && c->threads > 1) usleep(BLAS_SPIN_WAIT_US);
     }
     return count;
 }

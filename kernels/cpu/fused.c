@@ -109,11 +109,19 @@ typedef struct {
     size_t q0, k0;                 /* first query row, first key of the tile    */
     bool needs_mask;
 } fused_tile;
+enum { PACK_BLOCK = 16 };   /* keys, and dimensions, per block of the copy */
+static void pack_key_block(const float *restrict k, size_t kc, size_t d, size_t j0,
+                           size_t c0, float *restrict kt)
+{
+    const size_t j1 = smaller(j0 + PACK_BLOCK, kc), c1 = smaller(c0 + PACK_BLOCK, d);
+    for (size_t c = c0; c < c1; c++)
+        for (size_t j = j0; j < j1; j++) kt[c * FUSED_KEY_TILE + j] = k[j * d + c];
+}
 static void pack_keys(const float *k, size_t kc, size_t d, float *kt)
 {
     if (kc < FUSED_KEY_TILE) memset(kt, 0, d * FUSED_KEY_TILE * sizeof *kt);
-    for (size_t j = 0; j < kc; j++)
-        for (size_t c = 0; c < d; c++) kt[c * FUSED_KEY_TILE + j] = k[j * d + c];
+    for (size_t j0 = 0; j0 < kc; j0 += PACK_BLOCK)
+        for (size_t c0 = 0; c0 < d; c0 += PACK_BLOCK) pack_key_block(k, kc, d, j0, c0, kt);
 }
 static const float *pack_values(const float *v, size_t kc, size_t d, size_t dp, float *vp)
 {
@@ -252,6 +260,10 @@ static void visit_key_block(const fused_job *job, fused_workspace *w, fused_tile
         job->isa.key_tile(t);
     }
 }
+static void divide_row(const float *restrict acc, float sum, size_t d, float *restrict o)
+{
+    for (size_t c = 0; c < d; c++) o[c] = acc[c] / sum;
+}
 static void start_item(const fused_job *job, fused_workspace *w, fused_item it,
                        size_t rows, size_t dp)
 {
@@ -270,7 +282,7 @@ static void finish_item(const fused_workspace *w, const attn_params *p, size_t q
         const bool sees = attn_row_sees_a_key(p, q0 + r);
         if (lse) lse[r] = sees ? w->m[r] + logf(w->l[r]) : -INFINITY;
         if (!sees) { memset(o + r * d, 0, d * sizeof *o); continue; }
-        for (size_t c = 0; c < d; c++) o[r * d + c] = w->acc[r * dp + c] / w->l[r];
+        divide_row(w->acc + r * dp, w->l[r], d, o + r * d);
     }
 }
 static void run_item(const fused_job *job, fused_workspace *w, fused_item it,
@@ -377,7 +389,7 @@ static size_t own_block_q(const attn_params *p, int threads, size_t lanes)
 {
     const size_t dp = round_up(p->d, lanes), cache = level2_bytes();
     const size_t heads = p->batch * p->heads, items_wanted = 2 * (size_t)threads;
-    size_t bq = 512;
+    size_t bq = 1024;
     while (bq > 64 && (float_bytes(2 * bq * dp + 2 * FUSED_KEY_TILE * dp) > cache
                        || bq / 2 >= p->nq
                        || heads * ((p->nq + bq - 1) / bq) < items_wanted))

@@ -18,32 +18,36 @@ ALWAYS void FN(qk_register_tile)(const float *restrict qs, size_t ldq,
     }
 }
 ALWAYS void FN(store_scores)(V s[R][NB], float *restrict sbuf, const int lo[R],
-                             const int hi[R], int base, bool masked)
+                             const int hi[R], int base, bool masked, V top[R])
 {
     UNROLL for (int r = 0; r < R; r++) UNROLL for (int b = 0; b < NB; b++) {
-        float *to = sbuf + r * FUSED_KEY_TILE + base + b * W;
-        VSTORE(to, masked ? VKEEP(s[r][b], base + b * W, lo[r], hi[r]) : s[r][b]);
+        const V x = masked ? VKEEP(s[r][b], base + b * W, lo[r], hi[r]) : s[r][b];
+        VSTORE(sbuf + r * FUSED_KEY_TILE + base + b * W, x);
+        top[r] = VMAX(top[r], x);
     }
 }
-ALWAYS float FN(softmax_row)(float *restrict row, size_t width, float *m, float *l)
+ALWAYS void FN(softmax_rows)(float *restrict sbuf, size_t width, float *m, float *l,
+                             const V top[R], float alpha[R])
 {
-    V top = VSET1(-INFINITY), sum = VZERO();
-    for (size_t j = 0; j < width; j += W) top = VMAX(top, VLOAD(row + j));
-    const float m_new = fmaxf(*m, VHMAX(top));
-    const float m_use = m_new == -INFINITY ? 0.0f : m_new;
-    const V mv = VSET1(m_use);
-    for (size_t j = 0; j < width; j += W) {
-        const V e = VEXP(VSUB(VLOAD(row + j), mv));
-        sum = VADD(sum, e);
-        VSTORE(row + j, e);
+    float m_new[R], m_use[R];
+    V sum[R];
+    UNROLL for (int r = 0; r < R; r++) {
+        m_new[r] = fmaxf(m[r], VHMAX(top[r]));
+        m_use[r] = m_new[r] == -INFINITY ? 0.0f : m_new[r];
+        sum[r] = VZERO();
     }
-    float before[W] = { 0 }, after[W] = { 0 }, alpha[W];
-    before[0] = *m;
-    after[0] = m_use;
-    VSTORE(alpha, VEXP(VSUB(VLOAD(before), VLOAD(after))));
-    *m = m_new;
-    *l = *l * alpha[0] + VHSUM(sum);
-    return alpha[0];
+    for (size_t j = 0; j < width; j += W)
+        UNROLL for (int r = 0; r < R; r++) {
+            float *at = sbuf + r * FUSED_KEY_TILE + j;
+            const V e = VEXP(VSUB(VLOAD(at), VSET1(m_use[r])));
+            sum[r] = VADD(sum[r], e);
+            VSTORE(at, e);
+        }
+    UNROLL for (int r = 0; r < R; r++) {
+        alpha[r] = VI(cvtss_f32)(VEXP(VSUB(VSET1(m[r]), VSET1(m_use[r]))));
+        m[r] = m_new[r];
+        l[r] = l[r] * alpha[r] + VHSUM(sum[r]);
+    }
 }
 ALWAYS void FN(pv_chunk)(const float *restrict pbuf, const float *restrict vp, size_t dp,
                          size_t kc, float *restrict acc, const float *alpha, int nv)
@@ -81,14 +85,14 @@ static void FN(row_group)(const fused_tile *t, size_t r0)
     }
     if (end == 0) return;                               /* sees none of these keys */
     const size_t kc = (size_t)end, width = (kc + NB * W - 1) / (NB * W) * (NB * W);
+    V top[R];
+    UNROLL for (int r = 0; r < R; r++) top[r] = VSET1(-INFINITY);
     for (size_t j0 = 0; j0 < width; j0 += NB * W) {
         V s[R][NB];
         FN(qk_register_tile)(t->qs + r0 * t->dp, t->dp, t->kt + j0, t->d, s);
-        FN(store_scores)(s, t->sbuf, lo, hi, (int)j0, t->needs_mask || j0 + NB * W > kc);
+        FN(store_scores)(s, t->sbuf, lo, hi, (int)j0, t->needs_mask || j0 + NB * W > kc, top);
     }
-    for (int r = 0; r < R; r++)
-        alpha[r] = FN(softmax_row)(t->sbuf + (size_t)r * FUSED_KEY_TILE, width,
-                                   t->m + r0 + (size_t)r, t->l + r0 + (size_t)r);
+    FN(softmax_rows)(t->sbuf, width, t->m + r0, t->l + r0, top, alpha);
     FN(pv_tile)(t->sbuf, t->vp, t->dp, kc, t->acc + r0 * t->dp, alpha);
 }
 static void FN(key_tile)(const fused_tile *t)
