@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """ch10_sdpa.py: PyTorch's scaled_dot_product_attention on the CUDA device, for
 the shapes that ./ch10_gpu --bench measures, and the device's matrix-product
-ceilings. Tangled from chapters/ch10_gpu.nw."""
+ceilings. Tangled from chapters/app_gpu_run.nw."""
 import argparse
 import datetime
 import sys

@@ -1,7 +1,7 @@
 #!/bin/sh
 # cli_gpu_run.sh — tests/gpu_run.sh's verdict, with stand-ins for nvcc, the GPU
 # programs and compute-sanitizer (run from the repository root; no GPU needed).
-# Tangled from chapters/ch10_gpu.nw.
+# Tangled from chapters/app_gpu_run.nw.
 set -u
 . tests/shell_helpers.sh
 mkdir -p "$tmp/cuda/bin" "$tmp/bin" "$tmp/path"

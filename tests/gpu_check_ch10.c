@@ -1,5 +1,5 @@
 /* gpu_check_ch10.c — chapter 10's kernels on a CUDA device, against the
-   float64 reference; prints ok / not ok lines. Tangled from chapters/ch10_gpu.nw. */
+   float64 reference; prints ok / not ok lines. Tangled from chapters/app_gpu_run.nw. */
 #include <math.h>
 #include <stdio.h>
 #include "harness/harness.h"

@@ -3,7 +3,7 @@
 # device: build with its nvcc, the GPU tests, compute-sanitizer on a small case, the
 # benchmark and PyTorch's SDPA. Results go under $OUT (default .build/gpu-run).
 # Exits 0 only when the build, every GPU test, both sanitizers and every benchmark
-# point's check passed. Run from the repository root. Tangled from chapters/ch10_gpu.nw.
+# point's check passed. Run from the repository root. Tangled from chapters/app_gpu_run.nw.
 set -u
 out=${OUT:-.build/gpu-run}
 build=${GPU_RUN_BUILT:-${GPU_RUN_BUILD:-.build/gpu-run-build}}

@@ -123,7 +123,7 @@ def file_prefix(path):
         letter = chr(ord("B") + len(_appendix_letters))
         return _appendix_letters.setdefault(stem, letter), "appendix"
     if stem.startswith("front"):
-        return "F", "front"
+        return "P", "front"
     if stem.startswith("back"):
         return "Z", "back"
     return stem, "other"

@@ -1,5 +1,5 @@
 /* cblas.c — plain loops in place of OpenBLAS, for the GPU machine.
-   Tangled from chapters/ch10_gpu.nw. */
+   Tangled from chapters/app_gpu_run.nw. */
 #include "cblas.h"
 void cblas_sgemm(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE trans_a,
                  enum CBLAS_TRANSPOSE trans_b, int m, int n, int k, float alpha,

@@ -1,5 +1,5 @@
 /* cblas.h — the two BLAS routines the book calls, for a machine without
-   OpenBLAS (the GPU machine). Tangled from chapters/ch10_gpu.nw. */
+   OpenBLAS (the GPU machine). Tangled from chapters/app_gpu_run.nw. */
 #ifndef CBLAS_FALLBACK_H
 #define CBLAS_FALLBACK_H
 enum CBLAS_ORDER { CblasRowMajor = 101, CblasColMajor = 102 };
