@@ -38,9 +38,7 @@ ALWAYS void FN(decode_scores_rows)(const float *restrict qs, const void *kc, siz
     size_t j = 0;
     for (; j + 4 <= n; j += 4) {
         if (r0 == 0) decode_prefetch(ahead, j);
-        V a[2][4];
-        UNROLL for (size_t r = 0; r < R; r++)
-            UNROLL for (size_t i = 0; i < 4; i++) a[r][i] = VZERO();
+        V a[2][4] = { { VZERO() } };
         size_t c = 0;
         for (; c + 2 * W <= d; c += 2 * W)
             UNROLL for (size_t i = 0; i < 4; i++) {
@@ -51,12 +49,13 @@ ALWAYS void FN(decode_scores_rows)(const float *restrict qs, const void *kc, siz
                     a[r][i] = VFMA(VLOAD(qr + W), hi, VFMA(VLOAD(qr), lo, a[r][i]));
                 }
             }
-        if (c < d)
+        if (c < d) {
             UNROLL for (size_t i = 0; i < 4; i++) {
                 const V k = FN(decode_load1)(kc, at + (j + i) * d + c, half);
                 UNROLL for (size_t r = 0; r < R; r++)
                     a[r][i] = VFMA(VLOAD(qs + (r0 + r) * d + c), k, a[r][i]);
             }
+        }
         UNROLL for (size_t r = 0; r < R; r++)
             VHSUM4(a[r][0], a[r][1], a[r][2], a[r][3], s + (r0 + r) * DECODE_BLOCK + j);
     }
