@@ -1321,7 +1321,20 @@ static double dram_gbs(const ladder_profile *m, long threads)
     const ladder_level *dram = &m->level[m->nlevels - 1];
     return threads == 1 ? dram->gbs_one : threads == m->threads ? dram->gbs_all : NAN;
 }
-typedef struct { spread s; double gbs, share; } decode_speed;
+static const ladder_level *decode_level(const ladder_profile *m, size_t bytes, long threads)
+{
+    const size_t per_thread = bytes / (size_t)(threads > 0 ? threads : 1);
+    for (int i = 0; i + 1 < m->nlevels; i++)
+        if (m->level[i].probe >= per_thread) return &m->level[i];
+    return m->nlevels > 0 ? &m->level[m->nlevels - 1] : NULL;
+}
+
+static double level_gbs(const ladder_profile *m, const ladder_level *l, long threads)
+{
+    if (!l) return NAN;
+    return threads == 1 ? l->gbs_one : threads == m->threads ? l->gbs_all : NAN;
+}
+typedef struct { spread s; double gbs, share, limit_share; const char *limit; } decode_speed;
 
 static decode_speed time_decode(decode_problem *t, decode_cache cache, const decode_config *cfg,
                                 int repeats, const ladder_profile *m)
@@ -1330,6 +1343,9 @@ static decode_speed time_decode(decode_problem *t, decode_cache cache, const dec
     decode_speed r = { .s = time_spread(decode_call_once, &c, 1, repeats) };
     r.gbs = (double)decode_cache_bytes(&t->p, cache) / r.s.median / 1e9;
     r.share = r.gbs / dram_gbs(m, cfg->threads);
+    const ladder_level *l = decode_level(m, decode_cache_bytes(&t->p, cache), cfg->threads);
+    r.limit = l ? l->name : "none";
+    r.limit_share = r.gbs / level_gbs(m, l, cfg->threads);
     return r;
 }
 static void run_decode(const ch08_options *o, report *r)
@@ -1366,6 +1382,12 @@ static void run_decode(const ch08_options *o, report *r)
     report_fact(r, "decode_seconds", fmt_spread(text, sp.s.median, sp.s.min, sp.s.max));
     report_factf(r, "decode_gbs", "%.2f GB/s, %.0f%% of chapter 1's DRAM read bandwidth (%.2f GB/s)",
                  sp.gbs, 100 * sp.share, dram_gbs(&m, o->threads));
+    if (isnan(sp.limit_share))
+        report_fact(r, "decode_limit", "not known: no measured ladder of this machine "
+                    "(FA_MACHINE=.build/data/ch01_machine.txt names the build's)");
+    else
+        report_factf(r, "decode_limit", "%s, %.0f%% of its read bandwidth", sp.limit,
+                     100 * sp.limit_share);
     report_factf(r, "decode_error", "%.2e", max_abs_diff_fd(t.o, exact, rows));
     if (cache == DECODE_BF16)
         report_factf(r, "decode_error_fp32_cache", "%.2e (bound %.2e)",
@@ -1388,16 +1410,16 @@ static void decode_row(table *tb, decode_problem *t, decode_cache cache, long th
     *all_same &= memcmp(first, t->o, rows * sizeof(float)) == 0;
     if (sp.s.max / sp.s.min > *widest) *widest = sp.s.max / sp.s.min;
     char text[64];
-    table_rowf(tb, "%s|%zu|%ld|%.1f|%s|%.2f|%.0f%%", cache == DECODE_BF16 ? "bf16" : "fp32",
+    table_rowf(tb, "%s|%zu|%ld|%.1f|%s|%.2f|%.0f%%|%s|%.0f%%", cache == DECODE_BF16 ? "bf16" : "fp32",
                t->p.kv_heads, threads, mib((double)decode_cache_bytes(&t->p, cache)),
                fmt_spread(text, 1e3 * sp.s.median, 1e3 * sp.s.min, 1e3 * sp.s.max), sp.gbs,
-               100 * sp.share);
+               100 * sp.share, sp.limit, 100 * sp.limit_share);
     fa_free(first);
 }
 static void decode_table(report *r, const ch08_options *o, const ladder_profile *m)
 {
     static const char *const cols[] = { "cache", "G", "threads", "K+V MiB", "median ms",
-                                        "GB/s", "of DRAM", NULL };
+                                        "GB/s", "of DRAM", "limit", "of limit", NULL };
     table *tb = report_table(r, "decode", "Decoding: one query row, H heads, n_k keys", cols);
     const size_t nk = (size_t)o->seq * 32 < DECODE_MAX_KEYS ? (size_t)o->seq * 32 : DECODE_MAX_KEYS;
     int same = 1;
@@ -1500,18 +1522,20 @@ static size_t run_torch_decode(const ch08_options *o, decode_bench *cfg, size_t 
     if (p) pclose(p);
     return got;
 }
-static void print_decode(const decode_bench *b, const char *who, double beta,
+static void print_decode(const decode_bench *b, const char *who, const ladder_profile *m,
                          const decode_bench *torch)
 {
     const decode_params p = { .batch = 1, .heads = BENCH_HEADS, .kv_heads = (size_t)b->kv,
                               .nq = 1, .nk = (size_t)b->nk, .d = 64 };
-    const double gbs = (double)decode_cache_bytes(&p, b->bf16 ? DECODE_BF16 : DECODE_FP32)
-                       / b->s.median / 1e9;
+    const size_t bytes = decode_cache_bytes(&p, b->bf16 ? DECODE_BF16 : DECODE_FP32);
+    const double gbs = (double)bytes / b->s.median / 1e9;
+    const ladder_level *l = decode_level(m, bytes, b->threads);
     char xt[32] = "-";
     if (torch) snprintf(xt, sizeof xt, "%.2f", torch->s.median / b->s.median);
-    printf("%s decode-%s%s %ld 1 %d %ld %ld 5 %.6f %.6f %.6f %.2f %.1f %s\n", CH08_PROGRAM, who,
-           b->bf16 ? "bf16" : "fp32", b->nk, BENCH_HEADS, b->kv, b->threads, b->s.median,
-           b->s.min, b->s.max, gbs, 100 * gbs / beta, xt);
+    printf("%s decode-%s%s %ld 1 %d %ld %ld 5 %.6f %.6f %.6f %.2f %.1f %s %s %.1f\n", CH08_PROGRAM,
+           who, b->bf16 ? "bf16" : "fp32", b->nk, BENCH_HEADS, b->kv, b->threads, b->s.median,
+           b->s.min, b->s.max, gbs, 100 * gbs / dram_gbs(m, b->threads), xt,
+           l ? l->name : "none", 100 * gbs / level_gbs(m, l, b->threads));
     fflush(stdout);
 }
 static const decode_bench *find_decode(const decode_bench *r, size_t count, const decode_bench *like)
@@ -1531,7 +1555,7 @@ static void run_decode_bench(const ch08_options *o, const ladder_profile *m)
            "core, %.2f all %ld (chapter 1)\n", CH08_PROGRAM, BENCH_HEADS, dram_gbs(m, 1),
            dram_gbs(m, o->threads), o->threads);
     printf("# columns: program kernel n_k n_q heads kv_heads threads runs median_s min_s max_s "
-           "gbs pct_dram x_torch\n");
+           "gbs pct_dram x_torch limit pct_limit\n");
     const size_t torch_count = o->python ? run_torch_decode(o, cfg, count, torch) : 0;
     for (size_t i = 0; i < count; i++) {
         decode_bench *b = &cfg[i];
@@ -1543,8 +1567,8 @@ static void run_decode_bench(const ch08_options *o, const ladder_profile *m)
         fprintf(stderr, "bench: decode n_k=%ld G=%ld %s threads=%ld: %.4f s\n", b->nk, b->kv,
                 b->bf16 ? "bf16" : "fp32", b->threads, b->s.median);
         const decode_bench *tc = find_decode(torch, torch_count, b);
-        print_decode(b, "", dram_gbs(m, b->threads), tc);
-        if (tc) print_decode(tc, "torch-", dram_gbs(m, b->threads), NULL);
+        print_decode(b, "", m, tc);
+        if (tc) print_decode(tc, "torch-", m, NULL);
         decode_problem_free(&t);
     }
 }

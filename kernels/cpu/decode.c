@@ -13,14 +13,37 @@ typedef struct decode_job {
     const void *k, *v;
     decode_cache cache;
     size_t rows, units;              /* rows of a group: (H/G) n_q */
+    size_t pairs;                    /* bf16: the copy's lanes W; fp32: 0 */
     softmax_partial *part;           /* units x rows */
     float *acc;                      /* units x rows x d */
     void (*span)(const struct decode_job *job, size_t unit, float *ws);
     int threads;
 } decode_job;
+enum { DECODE_AHEAD = 128 };   /* keys between a block and what it prefetches */
+typedef struct { const char *k, *v; size_t row_bytes, keys; } decode_ahead;
+
+static decode_ahead decode_ahead_of(const decode_job *job, size_t base, size_t k0, size_t e)
+{
+    const size_t d = job->p->d, at = k0 + DECODE_AHEAD, nk = job->p->nk;
+    if (at >= nk) return (decode_ahead){ NULL, NULL, 0, 0 };
+    const size_t keys = nk - at < DECODE_BLOCK ? nk - at : DECODE_BLOCK;
+    return (decode_ahead){ (const char *)job->k + (base + at * d) * e,
+                           (const char *)job->v + (base + at * d) * e, d * e, keys };
+}
+static inline __attribute__((always_inline)) void decode_prefetch(const decode_ahead *a,
+                                                                  size_t j)
+{
+    if (j >= a->keys) return;
+    const size_t to = (j + 4 < a->keys ? j + 4 : a->keys) * a->row_bytes;
+    for (size_t b = j * a->row_bytes; b < to; b += 64) {
+        __builtin_prefetch(a->k + b, 0, 2);
+        __builtin_prefetch(a->v + b, 0, 2);
+    }
+}
 #define VEC_WIDTH 1
 #include "cpu/vec.h"
 #define VWIDEN(p) bf16_float(*(p))
+#define DECODE_PAIRS(p, lo, hi) (*(lo) = bf16_float((p)[0]), *(hi) = bf16_float((p)[1]))
 #define VHSUM4(a, b, c, d, out) ((out)[0] = (a), (out)[1] = (b), (out)[2] = (c), (out)[3] = (d))
 #include "cpu/decode_micro.h"
 #pragma GCC push_options
@@ -29,6 +52,10 @@ typedef struct decode_job {
 #include "cpu/vec.h"
 #define VWIDEN(p) _mm256_castsi256_ps(_mm256_slli_epi32( \
     _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(p))), 16))
+#define DECODE_PAIRS(p, lo, hi) do { \
+    const __m256i x_ = _mm256_loadu_si256((const __m256i *)(const void *)(p)); \
+    *(lo) = _mm256_castsi256_ps(_mm256_slli_epi32(x_, 16)); \
+    *(hi) = _mm256_castsi256_ps(_mm256_and_si256(x_, _mm256_set1_epi32(-65536))); } while (0)
 static inline __attribute__((always_inline)) void hsum4x8(__m256 a, __m256 b, __m256 c,
                                                           __m256 d, float *out)
 {
@@ -47,6 +74,10 @@ static inline __attribute__((always_inline)) void hsum4x8(__m256 a, __m256 b, __
 #include "cpu/vec.h"
 #define VWIDEN(p) _mm512_castsi512_ps(_mm512_slli_epi32( \
     _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(p))), 16))
+#define DECODE_PAIRS(p, lo, hi) do { \
+    const __m512i x_ = _mm512_loadu_si512((const void *)(p)); \
+    *(lo) = _mm512_castsi512_ps(_mm512_slli_epi32(x_, 16)); \
+    *(hi) = _mm512_castsi512_ps(_mm512_and_si512(x_, _mm512_set1_epi32(-65536))); } while (0)
 static inline __attribute__((always_inline)) void hsum4x16(__m512 a, __m512 b, __m512 c,
                                                            __m512 d, float *out)
 {
@@ -96,6 +127,11 @@ decode_isa decode_isa_chosen(decode_isa wanted, size_t d)
     if (d % 8 == 0 && decode_isa_available(DECODE_ISA_AVX2)) return DECODE_ISA_AVX2;
     return DECODE_ISA_SCALAR;
 }
+static size_t decode_lanes(decode_isa isa)
+{
+    return isa == DECODE_ISA_AVX512 ? 16 : isa == DECODE_ISA_AVX2 ? 8 : 1;
+}
+
 const char *decode_isa_name(decode_isa isa)
 {
     return isa == DECODE_ISA_AVX512 ? "AVX-512" : isa == DECODE_ISA_AVX2 ? "AVX2"
@@ -110,9 +146,15 @@ static void (*decode_copy(decode_isa isa))(const decode_job *, size_t, float *)
 const char *decode_isa_problem(decode_isa isa, size_t d)
 {
     if (!decode_isa_available(isa)) return "that instruction set is not available here";
-    const size_t lanes = isa == DECODE_ISA_AVX512 ? 16 : isa == DECODE_ISA_AVX2 ? 8 : 1;
-    if (d % lanes != 0) return "d is not a whole number of that instruction set's vectors";
+    if (d % decode_lanes(isa) != 0) return "d is not a whole number of that instruction set's vectors";
     return NULL;
+}
+static size_t decode_slot(size_t c, size_t d, size_t lanes)
+{
+    if (lanes == 0) return c;
+    const size_t piece = c - c % (2 * lanes), i = c - piece;
+    if (piece + 2 * lanes > d) return c;
+    return piece + (i % 2 == 0 ? i / 2 : lanes + i / 2);
 }
 static void decode_merge_row(const decode_job *job, size_t head, size_t r, float *out)
 {
@@ -126,7 +168,8 @@ static void decode_merge_row(const decode_job *job, size_t head, size_t r, float
         if (both.max == -INFINITY) continue;
         const float keep = expf(run.max - both.max), take = expf(piece.max - both.max);
         const float *a = job->acc + (unit * job->rows + r) * d;
-        for (size_t c = 0; c < d; c++) out[c] = keep * out[c] + take * a[c];
+        for (size_t c = 0; c < d; c++)
+            out[c] = keep * out[c] + take * a[decode_slot(c, d, job->pairs)];
         run = both;
     }
     const float inv = run.sum > 0 ? 1.0f / run.sum : 0.0f;
@@ -147,7 +190,7 @@ static void decode_merge(const decode_job *job, float *o)
 static size_t decode_workspace_floats(const decode_params *p)
 {
     const size_t rows = p->heads / p->kv_heads * p->nq;
-    return rows * DECODE_BLOCK + rows + 2 * DECODE_BLOCK * p->d;
+    return rows * DECODE_BLOCK + rows;
 }
 
 typedef struct { const decode_job *job; int t; } decode_thread;
@@ -186,10 +229,12 @@ void attention_decode(const decode_params *p, const float *q, const void *k, con
     decode_job job = { .p = p, .k = k, .v = v, .cache = cfg->cache,
                        .rows = p->heads / p->kv_heads * p->nq, .units = decode_units(p),
                        .threads = cfg->threads < 1 ? 1 : cfg->threads,
-                       .span = decode_copy(isa) };
+                       .span = decode_copy(isa),
+                       .pairs = cfg->cache == DECODE_BF16 ? decode_lanes(isa) : 0 };
     const size_t nqd = p->batch * p->heads * p->nq * p->d;
     float *qs = fa_alloc(nqd * sizeof(float));
-    for (size_t i = 0; i < nqd; i++) qs[i] = q[i] * p->scale;
+    for (size_t i = 0; i < nqd; i++)
+        qs[i - i % p->d + decode_slot(i % p->d, p->d, job.pairs)] = q[i] * p->scale;
     job.qs = qs;
     job.part = fa_alloc(job.units * job.rows * sizeof(softmax_partial));
     job.acc = fa_alloc(job.units * job.rows * p->d * sizeof(float));

@@ -3,31 +3,76 @@
    width and decode.c VWIDEN and VHSUM4 (no include guard: it is read three
    times); it releases them all.
    Tangled from chapters/ch08_fused_timing.nw; edit that file instead. */
-ALWAYS void FN(decode_scores)(const float *restrict qs, const float *restrict kb,
-                              size_t rows, size_t n, size_t d, float *restrict s)
+ALWAYS void FN(decode_load2)(const void *cache, size_t at, bool half, V *lo, V *hi)
 {
-    for (size_t r = 0; r < rows; r++) {
-        const float *qr = qs + r * d;
-        float *sr = s + r * DECODE_BLOCK;
-        size_t j = 0;
-        for (; j + 4 <= n; j += 4) {
-            const float *k0 = kb + j * d;
-            V a0 = VZERO(), a1 = VZERO(), a2 = VZERO(), a3 = VZERO();
-            for (size_t c = 0; c < d; c += W) {
-                const V qv = VLOAD(qr + c);
-                a0 = VFMA(qv, VLOAD(k0 + c), a0);
-                a1 = VFMA(qv, VLOAD(k0 + d + c), a1);
-                a2 = VFMA(qv, VLOAD(k0 + 2 * d + c), a2);
-                a3 = VFMA(qv, VLOAD(k0 + 3 * d + c), a3);
-            }
-            VHSUM4(a0, a1, a2, a3, sr + j);
-        }
-        for (; j < n; j++) {
-            V a = VZERO();
-            for (size_t c = 0; c < d; c += W) a = VFMA(VLOAD(qr + c), VLOAD(kb + j * d + c), a);
-            sr[j] = VHSUM(a);
-        }
+    if (half) {
+        DECODE_PAIRS((const bf16 *)cache + at, lo, hi);
+    } else {
+        *lo = VLOAD((const float *)cache + at);
+        *hi = VLOAD((const float *)cache + at + W);
     }
+}
+
+ALWAYS V FN(decode_load1)(const void *cache, size_t at, bool half)
+{
+    return half ? VWIDEN((const bf16 *)cache + at) : VLOAD((const float *)cache + at);
+}
+ALWAYS V FN(decode_dot2)(V q0, V q1, const void *kc, size_t at, bool half, V a)
+{
+    V lo, hi;
+    FN(decode_load2)(kc, at, half, &lo, &hi);
+    return VFMA(q1, hi, VFMA(q0, lo, a));
+}
+
+ALWAYS V FN(decode_dot)(const float *restrict qr, const void *kc, size_t at, bool half,
+                        size_t d, V a)
+{
+    size_t c = 0;
+    for (; c + 2 * W <= d; c += 2 * W)
+        a = FN(decode_dot2)(VLOAD(qr + c), VLOAD(qr + c + W), kc, at + c, half, a);
+    return c < d ? VFMA(VLOAD(qr + c), FN(decode_load1)(kc, at + c, half), a) : a;
+}
+ALWAYS void FN(decode_scores_rows)(const float *restrict qs, const void *kc, size_t at,
+                                   bool half, size_t r0, const size_t R, size_t n, size_t d,
+                                   float *restrict s, const decode_ahead *ahead)
+{
+    size_t j = 0;
+    for (; j + 4 <= n; j += 4) {
+        if (r0 == 0) decode_prefetch(ahead, j);
+        V a[2][4] = { { VZERO() } };
+        size_t c = 0;
+        for (; c + 2 * W <= d; c += 2 * W)
+            UNROLL for (size_t i = 0; i < 4; i++) {
+                V lo, hi;
+                FN(decode_load2)(kc, at + (j + i) * d + c, half, &lo, &hi);
+                UNROLL for (size_t r = 0; r < R; r++) {
+                    const float *qr = qs + (r0 + r) * d + c;
+                    a[r][i] = VFMA(VLOAD(qr + W), hi, VFMA(VLOAD(qr), lo, a[r][i]));
+                }
+            }
+        if (c < d) {
+            UNROLL for (size_t i = 0; i < 4; i++) {
+                const V k = FN(decode_load1)(kc, at + (j + i) * d + c, half);
+                UNROLL for (size_t r = 0; r < R; r++)
+                    a[r][i] = VFMA(VLOAD(qs + (r0 + r) * d + c), k, a[r][i]);
+            }
+        }
+        UNROLL for (size_t r = 0; r < R; r++)
+            VHSUM4(a[r][0], a[r][1], a[r][2], a[r][3], s + (r0 + r) * DECODE_BLOCK + j);
+    }
+    for (; j < n; j++)
+        UNROLL for (size_t r = 0; r < R; r++)
+            s[(r0 + r) * DECODE_BLOCK + j] =
+                VHSUM(FN(decode_dot)(qs + (r0 + r) * d, kc, at + j * d, half, d, VZERO()));
+}
+ALWAYS void FN(decode_scores)(const float *restrict qs, const void *kc, size_t at, bool half,
+                              size_t rows, size_t n, size_t d, float *restrict s,
+                              const decode_ahead *ahead)
+{
+    size_t r = 0;
+    for (; r + 2 <= rows; r += 2)
+        FN(decode_scores_rows)(qs, kc, at, half, r, 2, n, d, s, ahead);
+    for (; r < rows; r++) FN(decode_scores_rows)(qs, kc, at, half, r, 1, n, d, s, ahead);
 }
 ALWAYS float FN(decode_row_update)(float *restrict s, size_t n, softmax_partial *st)
 {
@@ -45,45 +90,55 @@ ALWAYS float FN(decode_row_update)(float *restrict s, size_t n, softmax_partial 
     *st = (softmax_partial){ m, alpha * st->sum + VHSUM(sum) };
     return alpha;
 }
-ALWAYS void FN(decode_values)(const float *restrict s, const float *restrict alpha,
-                              const float *restrict vb, size_t rows, size_t n, size_t d,
-                              float *restrict acc)
+ALWAYS void FN(decode_values_tile)(const float *restrict s, const float *restrict alpha,
+                                   const void *vc, size_t at, bool half, size_t r0,
+                                   const size_t R, const size_t P, size_t c0, size_t n,
+                                   size_t d, float *restrict acc)
 {
-    for (size_t r = 0; r < rows; r++) {
-        const float *p = s + r * DECODE_BLOCK;
-        float *a = acc + r * d;
-        const V keep = VSET1(alpha[r]);
-        size_t c = 0;
-        for (; c + 4 * W <= d; c += 4 * W) {
-            V a0 = VMUL(keep, VLOAD(a + c)), a1 = VMUL(keep, VLOAD(a + c + W));
-            V a2 = VMUL(keep, VLOAD(a + c + 2 * W)), a3 = VMUL(keep, VLOAD(a + c + 3 * W));
-            for (size_t j = 0; j < n; j++) {
-                const V pj = VSET1(p[j]);
-                const float *vj = vb + j * d + c;
-                a0 = VFMA(pj, VLOAD(vj), a0);
-                a1 = VFMA(pj, VLOAD(vj + W), a1);
-                a2 = VFMA(pj, VLOAD(vj + 2 * W), a2);
-                a3 = VFMA(pj, VLOAD(vj + 3 * W), a3);
-            }
-            VSTORE(a + c, a0); VSTORE(a + c + W, a1);
-            VSTORE(a + c + 2 * W, a2); VSTORE(a + c + 3 * W, a3);
-        }
-        for (; c < d; c += W) {
-            V a0 = VMUL(keep, VLOAD(a + c));
-            for (size_t j = 0; j < n; j++) a0 = VFMA(VSET1(p[j]), VLOAD(vb + j * d + c), a0);
-            VSTORE(a + c, a0);
+    V a[4][4];
+    UNROLL for (size_t r = 0; r < R; r++)
+        UNROLL for (size_t i = 0; i < 2 * P; i++)
+            a[r][i] = VMUL(VSET1(alpha[r0 + r]), VLOAD(acc + (r0 + r) * d + c0 + i * W));
+    for (size_t j = 0; j < n; j++) {
+        V x[4];
+        UNROLL for (size_t i = 0; i < P; i++)
+            FN(decode_load2)(vc, at + j * d + c0 + 2 * i * W, half, &x[2 * i], &x[2 * i + 1]);
+        UNROLL for (size_t r = 0; r < R; r++) {
+            const V pj = VSET1(s[(r0 + r) * DECODE_BLOCK + j]);
+            UNROLL for (size_t i = 0; i < 2 * P; i++) a[r][i] = VFMA(pj, x[i], a[r][i]);
         }
     }
+    UNROLL for (size_t r = 0; r < R; r++)
+        UNROLL for (size_t i = 0; i < 2 * P; i++) VSTORE(acc + (r0 + r) * d + c0 + i * W, a[r][i]);
 }
-ALWAYS const float *FN(decode_block_of)(const void *cache, size_t at, size_t count,
-                                        bool bf16_cache, float *restrict buf)
+ALWAYS void FN(decode_values_last)(const float *restrict s, const float *restrict alpha,
+                                   const void *vc, size_t at, bool half, size_t rows,
+                                   size_t n, size_t d, float *restrict acc)
 {
-    if (!bf16_cache) return (const float *)cache + at;
-    const bf16 *h = (const bf16 *)cache + at;
-    size_t i = 0;
-    for (; i + W <= count; i += W) VSTORE(buf + i, VWIDEN(h + i));
-    for (; i < count; i++) buf[i] = bf16_float(h[i]);
-    return buf;
+    const size_t c = d - W;
+    for (size_t r = 0; r < rows; r++) {
+        V a0 = VMUL(VSET1(alpha[r]), VLOAD(acc + r * d + c));
+        for (size_t j = 0; j < n; j++)
+            a0 = VFMA(VSET1(s[r * DECODE_BLOCK + j]), FN(decode_load1)(vc, at + j * d + c, half), a0);
+        VSTORE(acc + r * d + c, a0);
+    }
+}
+ALWAYS void FN(decode_values)(const float *restrict s, const float *restrict alpha,
+                              const void *vc, size_t at, bool half, size_t rows, size_t n,
+                              size_t d, float *restrict acc)
+{
+    const size_t whole = d / (2 * W) * (2 * W);     /* the part in pairs of vectors */
+    size_t r = 0;
+    for (; r + 4 <= rows; r += 4)
+        for (size_t c = 0; c < whole; c += 2 * W)
+            FN(decode_values_tile)(s, alpha, vc, at, half, r, 4, 1, c, n, d, acc);
+    for (; r < rows; r++) {
+        size_t c = 0;
+        for (; c + 4 * W <= whole; c += 4 * W)
+            FN(decode_values_tile)(s, alpha, vc, at, half, r, 1, 2, c, n, d, acc);
+        if (c < whole) FN(decode_values_tile)(s, alpha, vc, at, half, r, 1, 1, c, n, d, acc);
+    }
+    if (whole < d) FN(decode_values_last)(s, alpha, vc, at, half, rows, n, d, acc);
 }
 ALWAYS void FN(decode_span_with)(const decode_job *job, size_t unit, float *restrict ws,
                                  bool bf16_cache)
@@ -98,18 +153,16 @@ ALWAYS void FN(decode_span_with)(const decode_job *job, size_t unit, float *rest
     const float *qs = job->qs + head * rows * d;       /* the group's query rows */
     softmax_partial *st = job->part + unit * rows;
     float *acc = job->acc + unit * rows * d;
-    float *s = ws, *alpha = s + rows * DECODE_BLOCK, *kt = alpha + rows,
-          *vt = kt + DECODE_BLOCK * d;
+    float *s = ws, *alpha = s + rows * DECODE_BLOCK;
     for (size_t r = 0; r < rows; r++) st[r] = online_start();
     memset(acc, 0, rows * d * sizeof(float));
     for (size_t k0 = first; k0 < last; k0 += DECODE_BLOCK) {
         const size_t n = last - k0 < DECODE_BLOCK ? last - k0 : DECODE_BLOCK;
-        const float *kb = FN(decode_block_of)(job->k, base + k0 * d, n * d, bf16_cache, kt);
-        const float *vb = FN(decode_block_of)(job->v, base + k0 * d, n * d, bf16_cache, vt);
-        FN(decode_scores)(qs, kb, rows, n, d, s);
+        const decode_ahead ahead = decode_ahead_of(job, base, k0, bf16_cache ? 2 : 4);
+        FN(decode_scores)(qs, job->k, base + k0 * d, bf16_cache, rows, n, d, s, &ahead);
         for (size_t r = 0; r < rows; r++)
             alpha[r] = FN(decode_row_update)(s + r * DECODE_BLOCK, n, &st[r]);
-        FN(decode_values)(s, alpha, vb, rows, n, d, acc);
+        FN(decode_values)(s, alpha, job->v, base + k0 * d, bf16_cache, rows, n, d, acc);
     }
 }
 static void FN(decode_span)(const decode_job *job, size_t unit, float *ws)
@@ -118,5 +171,6 @@ static void FN(decode_span)(const decode_job *job, size_t unit, float *ws)
     else FN(decode_span_with)(job, unit, ws, false);
 }
 #undef VWIDEN
+#undef DECODE_PAIRS
 #undef VHSUM4
 #include "cpu/vec_end.h"
