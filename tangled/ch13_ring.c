@@ -834,7 +834,7 @@ static void imbalance_and_memory(const ring_recorded *rec, char *imb, char *mem,
         if (w->causal) *(strcmp(w->layout, "zigzag") ? &plain : &zigzag) = w->imbalance;
         if (w->heads == 64 && w->ranks <= 4) rss[w->ranks] = w->rss_mib;
     }
-    snprintf(imb, size, "Measured, the slowest rank's compute time over the mean was %.2f with "
+    snprintf(imb, size, "the slowest rank's compute time over the mean was, measured, %.2f with "
              "the plain ring and %.2f with the zigzag.", plain, zigzag);
     snprintf(mem, size, "The peak resident memory per rank was %.0f MiB with one rank, %.0f MiB "
              "with two (%.2f of one) and %.0f MiB with four (%.2f). Under a cap of 600000 KiB "
