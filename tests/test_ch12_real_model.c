@@ -229,10 +229,8 @@ static const char *const record =
     "ch12_real_model 256 2048 2 3 1.0000 1.0 1.0 0.200 0.600 0.200 - -\n";
 Test(ch12_recorded, read_and_said, .description = "the recorded benchmark: read, and said in words")
 {
-    char path[] = "/tmp/ch12_recordXXXXXX", speed[512], share[512], behind[512];
-    const int fd = mkstemp(path);
-    cr_assert(fd >= 0 && write(fd, record, strlen(record)) == (ssize_t)strlen(record));
-    close(fd);
+    char path[32], speed[512], share[512], behind[512];
+    cr_assert(temp_file_with(record, path));
     ch12_recorded rec;
     cr_assert(ch12_read_recorded(path, &rec));
     unlink(path);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "harness/test_support.h"
 #include "../tangled/ch13_ring.h"
 
 static int owners_of(ring_layout layout, size_t n, int ranks, size_t row)
@@ -122,10 +123,8 @@ static const char *const record =
     "# cap 600000 KiB, P = 4: exit 0\n";
 Test(ring, the_recorded_bench_is_read_and_said)
 {
-    char path[] = "/tmp/ch13_recordXXXXXX", overlap[1024], imb[512], mem[512];
-    const int fd = mkstemp(path);
-    cr_assert(fd >= 0 && write(fd, record, strlen(record)) == (ssize_t)strlen(record));
-    close(fd);
+    char path[32], overlap[1024], imb[512], mem[512];
+    cr_assert(temp_file_with(record, path));
     ring_recorded rec;
     cr_assert(ring_read_recorded(path, &rec));
     unlink(path);

@@ -95,3 +95,13 @@ bool json_fact_is(const char *json, const char *key, const char *value)
     return same;
 }
 
+bool temp_file_with(const char *text, char path[32])
+{
+    snprintf(path, 32, "/tmp/fa_testXXXXXX");
+    const int fd = mkstemp(path);
+    const size_t n = strlen(text);
+    const bool written = fd >= 0 && write(fd, text, n) == (ssize_t)n;
+    if (fd >= 0) close(fd);
+    return written;
+}
+

@@ -17,4 +17,6 @@ char *capture_stdout_shared(const char *name, int (*main_fn)(int, char **), int 
 /* the runner's clean-up, once all its tests are done */
 void capture_shared_forget(const char *name);
 
+/* writes TEXT to a new file /tmp/fa_testXXXXXX, its name into PATH; false on failure */
+bool temp_file_with(const char *text, char path[32]);
 #endif
