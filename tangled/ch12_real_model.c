@@ -1073,7 +1073,8 @@ static void report_recorded(report *r, const char *path, const char *data_dir)
     recorded_speed_table(r, &rec);
     write_shares_data(data_dir, &rec);
     ch12_speed_sentences(&rec, speed, share, behind, sizeof speed);
-    snprintf(when, sizeof when, "%s, recorded %.10s (commit %s)", rec.machine, rec.when, rec.commit);
+    if (found) snprintf(when, sizeof when, "%s, recorded %.10s (commit %s)", rec.machine, rec.when, rec.commit);
+    else snprintf(when, sizeof when, "(no record of this program under %s)", path);
     report_fact(r, "recorded_when", when);
     report_fact(r, "speed_sentence", speed);
     report_fact(r, "share_sentence", share);

@@ -860,8 +860,9 @@ static void report_recorded(report *rep, const char *path)
     if (!found) ring_read_recorded("", &rec);
     recorded_overlap_table(rep, &rec);
     ring_recorded_sentences(&rec, overlap, imb, mem, sizeof imb);
-    snprintf(when, sizeof when, "%s, %d CPUs, recorded %.10s (commit %s)", rec.machine, rec.cpus,
-             rec.when, rec.commit);
+    if (found) snprintf(when, sizeof when, "%s, %d CPUs, recorded %.10s (commit %s)", rec.machine,
+                        rec.cpus, rec.when, rec.commit);
+    else snprintf(when, sizeof when, "(no record of this program under %.300s)", path);
     report_fact(rep, "recorded_when", when);
     report_fact(rep, "overlap_sentence", overlap);
     report_fact(rep, "imbalance_sentence", imb);

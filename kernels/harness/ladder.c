@@ -924,10 +924,10 @@ const char *ladder_peak_text(char buf[64], const ladder_profile *p, int threads)
     return fmt_spread(buf, s.median, s.min, s.max);
 }
 
-static bool is_directory(const char *path)
+static bool is_regular_file(const char *path)
 {
     struct stat st;
-    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 size_t ladder_recorded_files(const char *path, char (*names)[LADDER_PATH_MAX], size_t max)
 {
@@ -938,7 +938,7 @@ size_t ladder_recorded_files(const char *path, char (*names)[LADDER_PATH_MAX], s
     if (glob(pattern, 0, NULL, &g) == 0)
         for (; count < g.gl_pathc && count < max; count++)
             snprintf(names[count], LADDER_PATH_MAX, "%s", g.gl_pathv[count]);
-    else if (max > 0 && access(path, R_OK) == 0 && !is_directory(path))
+    else if (max > 0 && is_regular_file(path))
         snprintf(names[count++], LADDER_PATH_MAX, "%s", path);
     globfree(&g);
     return count;
