@@ -107,6 +107,7 @@ endif
 tangle: $(B)/roots.mk
 
 KERNEL_SRC  := $(filter kernels/%.c,$(ROOTS))
+KERNEL_HDR  := $(filter kernels/%.h kernels/%.cuh,$(ROOTS))
 PROGRAMS    := $(patsubst tangled/%.c,%,$(filter tangled/%.c,$(ROOTS)))
 UNIT_TESTS  := $(patsubst tests/%.c,%,$(filter tests/test_%.c,$(ROOTS)))
 CLI_TESTS   := $(filter tests/cli_%.sh,$(ROOTS))
@@ -664,7 +665,7 @@ endif
 
 # nvcc's resource report (registers, shared memory, stack, spills per kernel
 # and architecture) is kept beside the object; a kernel that spills fails.
-$(B)/cuda/%.o: $(B)/L/%.cu $(filter %.h %.cuh,$(ROOTS:%=$(B)/L/%)) | $(B)/roots.mk
+$(B)/cuda/%.o: $(B)/L/%.cu $(KERNEL_HDR:%=$(B)/L/%) | $(B)/roots.mk
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -I$(B)/L/kernels -c $< -o $@ 2> $(@:.o=.usage) \
 	  || { cat $(@:.o=.usage); rm -f $@; exit 1; }
