@@ -1,5 +1,5 @@
 # ch10_fragments: which lane holds which elements of mma.m16n8k16's A, B and C
-# (tangled from chapters/ch10_gpu.nw; do not edit)
+# (tangled from chapters/app_gpu_run.nw; do not edit)
 if (term eq 'pdf') {
     set terminal pdfcairo size 5in,3in font 'DejaVu Sans,8'
     set output out.'.pdf'

@@ -1,5 +1,5 @@
 # ch10_lanes: which columns of a row's accumulator each lane of the fused kernel keeps,
-# from gpu_fused_column_of (tangled from chapters/ch10_gpu.nw)
+# from gpu_fused_column_of (tangled from chapters/app_gpu_run.nw)
 if (term eq 'pdf') {
     set terminal pdfcairo size 5in,3in font 'DejaVu Sans,8'
     set output out.'.pdf'

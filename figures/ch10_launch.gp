@@ -1,6 +1,6 @@
 # ch10_launch: the tensor-core kernel's launch over chapter 4's tile grid, causal,
 # N = 512: a block per 64 query rows (the grid's x; its y is the head), four warps
-# of 16 rows each, a loop over key tiles of 64 (tangled from chapters/ch10_gpu.nw)
+# of 16 rows each, a loop over key tiles of 64 (tangled from chapters/app_gpu_run.nw)
 if (term eq 'pdf') {
     set terminal pdfcairo size 5in,3in font 'DejaVu Sans,7'
     set output out.'.pdf'

@@ -1,5 +1,5 @@
 # ch10_ldmatrix: ldmatrix.x4, plain and .trans: which lane's address names each row,
-# and which lane receives each pair of elements (tangled from chapters/ch10_gpu.nw)
+# and which lane receives each pair of elements (tangled from chapters/app_gpu_run.nw)
 if (term eq 'pdf') {
     set terminal pdfcairo size 5in,3in font 'DejaVu Sans,8'
     set output out.'.pdf'

@@ -1,6 +1,6 @@
 # ch10_pipeline: the cp.async double buffer as a timeline: tile j+1's copies in flight
 # while the warps compute on tile j, and the block's two meetings per tile
-# (tangled from chapters/ch10_gpu.nw)
+# (tangled from chapters/app_gpu_run.nw)
 if (term eq 'pdf') {
     set terminal pdfcairo size 5in,2.4in font 'DejaVu Sans,7'
     set output out.'.pdf'

@@ -1,5 +1,5 @@
 /* ch10_gpu.c — chapter 10's program: the GPU kernels, on a device or emulated.
-   Tangled from chapters/ch10_gpu.nw. */
+   Tangled from chapters/app_gpu_run.nw. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* ch10_gpu.h — what chapter 10's program and its tests share.
-   Tangled from chapters/ch10_gpu.nw. */
+   Tangled from chapters/app_gpu_run.nw. */
 #ifndef CH10_GPU_H
 #define CH10_GPU_H
 #include <stdbool.h>

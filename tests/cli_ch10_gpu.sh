@@ -1,6 +1,6 @@
 #!/bin/sh
 # cli_ch10_gpu.sh — command-line tests of ./ch10_gpu (run from the repository root).
-# Tangled from chapters/ch10_gpu.nw.
+# Tangled from chapters/app_gpu_run.nw.
 set -u
 prog=./ch10_gpu
 tmp=$(mktemp -d)
