@@ -1,6 +1,9 @@
 /* test_ch08_fused_timing.c — Criterion tests of chapter 8's kernels and program.
    Tangled from chapters/ch08_fused_timing.nw. */
+#define _GNU_SOURCE   /* CPU_COUNT, pthread_getaffinity_np */
 #include <criterion/criterion.h>
+#include <pthread.h>
+#include <sched.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -9,6 +12,7 @@
 #include "cpu/vexp.h"
 #include "cpu/fused.h"
 #include "cpu/decode.h"
+#include "cpu/workers.h"
 #include "../tangled/ch08_fused_timing.h"
 
 int chapter_main(int argc, char **argv);
@@ -137,6 +141,39 @@ Test(ch08, threads_are_bit_identical_to_one_thread)
         }
         fa_free(one);
         ch08_problem_free(&t);
+    }
+}
+typedef struct { int runs, cpu_count, cpu; } worker_probe;
+
+static void *probe_worker(void *arg)
+{
+    worker_probe *w = arg;
+    cpu_set_t mine;
+    w->runs++;
+    w->cpu_count = pthread_getaffinity_np(pthread_self(), sizeof mine, &mine) == 0
+                   ? CPU_COUNT(&mine) : -1;
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &mine)) { w->cpu = c; break; }
+    return NULL;
+}
+Test(ch08, workers_start_each_thread_once_on_a_processor_of_its_own)
+{
+    cpu_set_t allowed;
+    cr_assert(sched_getaffinity(0, sizeof allowed, &allowed) == 0);
+    const int cpus = CPU_COUNT(&allowed), counts[] = { 1, 2, 3, 16 };
+    for (size_t i = 0; i < COUNT_OF(counts); i++) {
+        const int n = counts[i];
+        worker_probe w[16] = { { 0 } };
+        pthread_t ids[16];
+        workers_start(ids, n, probe_worker, w, sizeof w[0], "test");
+        workers_join(ids, n);
+        cr_expect_eq(w[0].runs, 0, "thread 0 is the caller's");
+        for (int t = 1; t < n; t++) {
+            cr_expect_eq(w[t].runs, 1, "n = %d, thread %d", n, t);
+            cr_expect_eq(w[t].cpu_count, n <= cpus ? 1 : cpus, "n = %d, thread %d", n, t);
+            for (int u = 1; u < t && n <= cpus; u++)
+                cr_expect_neq(w[t].cpu, w[u].cpu, "n = %d: threads %d and %d", n, u, t);
+        }
     }
 }
 Test(ch08, counters_equal_their_formulas)

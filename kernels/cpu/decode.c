@@ -7,6 +7,7 @@
 #include "cpu/softmax.h"
 #include "cpu/vexp.h"
 #include "cpu/decode.h"
+#include "cpu/workers.h"
 typedef struct decode_job {
     const decode_params *p;
     const float *qs;
@@ -213,11 +214,9 @@ static void decode_run_threads(const decode_job *job)
     decode_thread arg[MAX_THREADS];
     const int n = job->threads < MAX_THREADS ? job->threads : MAX_THREADS;
     for (int t = 0; t < n; t++) arg[t] = (decode_thread){ job, t };
-    for (int t = 1; t < n; t++)
-        if (pthread_create(&id[t], NULL, decode_worker, &arg[t]) != 0)
-            die_line("decode: cannot start thread %d", t);
+    workers_start(id, n, decode_worker, arg, sizeof arg[0], "decode");
     decode_worker(&arg[0]);
-    for (int t = 1; t < n; t++) pthread_join(id[t], NULL);
+    workers_join(id, n);
 }
 void attention_decode(const decode_params *p, const float *q, const void *k, const void *v,
                       float *o, const decode_config *cfg)

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include "cpu/vexp.h"
 #include "cpu/fused.h"
+#include "cpu/workers.h"
 void blas_use_known_kernels(char **argv)
 {
     static const char *const family[] = { "Prescott", "Haswell", "SkylakeX" };
@@ -372,11 +373,9 @@ static attn_counts run_workers(fused_job *job, int n)
 {
     fused_worker *workers = workers_prepare(job, n);
     pthread_t *ids = fa_alloc(fa_mul((size_t)n, sizeof *ids));
-    for (int t = 1; t < n; t++)
-        if (pthread_create(&ids[t], NULL, worker_main, &workers[t]) != 0)
-            die_usage("attention_fused", "cannot start thread %d of %d", t + 1, n);
+    workers_start(ids, n, worker_main, workers, sizeof *workers, "attention_fused");
     worker_main(&workers[0]);
-    for (int t = 1; t < n; t++) pthread_join(ids[t], NULL);
+    workers_join(ids, n);
     fa_free(ids);
     return workers_retire(workers, n);
 }
