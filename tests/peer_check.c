@@ -1,4 +1,4 @@
-/* peer_check.c — tangled from chapters/harness.nw; edit that file instead.
+/* peer_check.c — tangled from chapters/app_torch.nw; edit that file instead.
    usage: peer_check DIR, where DIR holds make_goldens.py DIR --full */
 #include "cpu/goldens.h"
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* test_goldens.c — tangled from chapters/harness.nw; edit that file instead. */
+/* test_goldens.c — tangled from chapters/app_torch.nw; edit that file instead. */
 #define _GNU_SOURCE
 #include "cpu/goldens.h"
 #include "cpu/attention.h"

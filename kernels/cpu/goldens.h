@@ -1,4 +1,4 @@
-/* goldens.h — tangled from chapters/harness.nw; edit that file instead. */
+/* goldens.h — tangled from chapters/app_torch.nw; edit that file instead. */
 #ifndef GOLDENS_H
 #define GOLDENS_H
 #include "harness/harness.h"

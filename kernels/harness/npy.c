@@ -1,4 +1,4 @@
-/* npy.c — NumPy .npy files read and written. Tangled from chapters/harness.nw; edit that file. */
+/* npy.c — NumPy .npy files read and written. Tangled from chapters/app_torch.nw; edit that file. */
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <errno.h>

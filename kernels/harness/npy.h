@@ -1,4 +1,4 @@
-/* npy.h — NumPy .npy files read and written. Tangled from chapters/harness.nw; edit that file. */
+/* npy.h — NumPy .npy files read and written. Tangled from chapters/app_torch.nw; edit that file. */
 #ifndef FA_NPY_H
 #define FA_NPY_H
 #include <stddef.h>

@@ -1,4 +1,4 @@
-/* random.c — the PyTorch-identical random generator. Tangled from chapters/harness.nw; edit that file. */
+/* random.c — the PyTorch-identical random generator. Tangled from chapters/app_torch.nw; edit that file. */
 #define _GNU_SOURCE
 #include <math.h>
 #include <string.h>

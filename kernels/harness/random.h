@@ -1,4 +1,4 @@
-/* random.h — the PyTorch-identical random generator. Tangled from chapters/harness.nw; edit that file. */
+/* random.h — the PyTorch-identical random generator. Tangled from chapters/app_torch.nw; edit that file. */
 #ifndef FA_RANDOM_H
 #define FA_RANDOM_H
 #include <stdbool.h>

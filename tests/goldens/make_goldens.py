@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# make_goldens.py — tangled from chapters/harness.nw; edit that file instead.
+# make_goldens.py — tangled from chapters/app_torch.nw; edit that file instead.
 """Write PyTorch's own random draws and attention outputs for the C tests.
 
 usage: python3 tests/goldens/make_goldens.py OUTDIR [--full]
@@ -81,7 +81,7 @@ def provenance(torch, path):
         names = [l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo")
                  if l.startswith("model name")]
         cpu = names[0] if names else cpu
-    return ["# %s.txt, written by tests/goldens/make_goldens.py (chapters/harness.nw)" % path,
+    return ["# %s.txt, written by tests/goldens/make_goldens.py (chapters/app_torch.nw)" % path,
             "# torch %s, CPU capability %s, ATEN_CPU_CAPABILITY=%s, %s, Python %s"
             % (torch.__version__, torch.backends.cpu.get_cpu_capability(),
                os.environ.get("ATEN_CPU_CAPABILITY", "unset"), cpu, platform.python_version()),
