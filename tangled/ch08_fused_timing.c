@@ -1115,6 +1115,17 @@ static void recorded_threads_note(report *r, const recorded_bench *rb)
                  ladder_compare_times(naive, sizeof naive, na->t.median, n1->t.median));
     report_fact(r, "recorded_threads_note", note);
 }
+static void recorded_thread_start(report *r, const recorded_bench *rb)
+{
+    char text[400] = "";
+    if (isfinite(rb->wake_ms) && isfinite(rb->bound_ms))
+        snprintf(text, sizeof text, "On the recorded machine (%s) a thread started after 20 ms "
+                 "of idling, while its caller computed, began after %.2f ms (%.2f-%.2f ms) where "
+                 "the scheduler placed it, and after %.2f ms (%.2f-%.2f ms) bound to an idle "
+                 "processor.", rb->machine, rb->wake_ms, rb->wake_min_ms, rb->wake_max_ms,
+                 rb->bound_ms, rb->bound_min_ms, rb->bound_max_ms);
+    report_fact(r, "recorded_thread_start", text);
+}
 static void write_bench_data(const char *dir, const recorded_bench *rb)
 {
     static const char *const kernels[] = { "naive", "tiled", "fused", "torch" };
@@ -1187,6 +1198,7 @@ static void report_recorded(report *r, const ch08_options *o)
     recorded_goals(r, b);
     recorded_misses(r, b);
     recorded_threads_note(r, b);
+    recorded_thread_start(r, b);
     if (o->data_dir) write_bench_data(o->data_dir, b);
     fa_free(rb);
 }

@@ -100,10 +100,13 @@ check "one miss on one thread is named, without a word on threads" grep -q \
     '"recorded_misses": "1 configuration fell short of PyTorch.s speed, at n up to 2048."' \
     "$tmp/goals.json"
 report_on_record "$tmp/misses.json" \
-    "# $r: a thread started after 20 ms idle begins in 2.50 ms (1.00-5.00 ms), 15 starts" \
+    "# $r: a thread started after 20 ms idle, its caller computing, begins in 2.50 ms (1.00-5.00 ms) placed by the scheduler, 0.10 ms (0.05-0.20 ms) bound to an idle processor, 15 starts each" \
     "$r fused 1024 64 0 2 5 0.010 0.010 0.010 100.00 40.0 - 0.50" \
     "$r torch 1024 64 0 2 5 0.005 0.005 0.005 200.00 80.0 - 1.00"
 check "a miss on two threads is put beside the thread's start" grep -q \
-    "more than one thread, at n up to 1024, where a call lasted at most 10.0 ms; .* took 2.50 ms (1.00-5.00 ms) to begin, 25% of that call" \
+    "more than one thread, at n up to 1024, where a call lasted at most 10.0 ms\. .* began after 2.50 ms (1.00-5.00 ms) where the scheduler placed it, and after 0.10 ms (0.05-0.20 ms) bound to an idle processor, as the kernel's threads are: 1% of that call" \
+    "$tmp/misses.json"
+check "the thread's start is reported from the record" grep -q \
+    '"recorded_thread_start": "On the recorded machine .* began after 2.50 ms (1.00-5.00 ms) where the scheduler placed it, and after 0.10 ms (0.05-0.20 ms) bound to an idle processor\."' \
     "$tmp/misses.json"
 finish ch08_fused_timing
