@@ -237,7 +237,7 @@ SELF_TEST_PAGES = {
     "index.html": '<p><a href="a.html">A</a> <a href="b.html">B</a></p>',
     "a.html": '<nav class="book-toc"></nav><nav class="page-nav"></nav>'
               '<h1 id="a">A</h1><p><a href="b.html#there">ok</a> <a href="#a">ok</a></p>'
-              '<p><code>$kept$ \\frac</code></p>',
+              '<p><code>$kept$ \\frac</code> <code><span class="nobr">--flag</span>-name</code></p>',
     "b.html": '<nav class="book-toc"></nav><nav class="page-nav"></nav>'
               '<h1 id="b">B</h1><p id="there"><img src="fig/x.svg" alt="x"></p>',
 }
@@ -248,6 +248,8 @@ SELF_TEST_BREAKS = [
     ("raw TeX in the text", "a.html", '<p><a', '<p>$x^2$ <a'),
     ("a TeX command in the text", "a.html", '<p><a', '<p>\\frac{a}{b} <a'),
     ("a duplicate id", "b.html", '<p id="there">', '<p id="there"><span id="there"></span>'),
+    ("an option name that may break after its first dash", "a.html",
+     '<code><span class="nobr">--flag</span>-name</code>', '<code>--flag-name</code>'),
 ]
 
 
@@ -456,6 +458,11 @@ def main(argv):
                missing)
 
         report(not p.tex, "%s: no raw TeX outside code" % name, p.tex)
+
+        with open(os.path.join(root, name), encoding="utf-8") as fh:
+            breakable = re.findall(r"<code>--?[A-Za-z0-9_][^<]{0,40}", fh.read())
+        report(not breakable, "%s: option names in the text kept whole (no break after a "
+               "leading dash)" % name, breakable)
 
         dups = sorted({i for i in p.ids if p.ids.count(i) > 1}) if len(ids) != len(p.ids) else []
         report(not dups, "%s: %d ids, none twice" % (name, len(p.ids)), dups)

@@ -89,6 +89,14 @@ def drop_line_anchors(body):
                   r"\1", body)
 
 
+def keep_option_names_whole(body):
+    """A browser may break inline code after any hyphen, which leaves a
+    lone "-" at the end of a line and "-cuda-info" on the next.  The
+    leading dashes of an option and the word after them are kept on one
+    line; the text, and so what a reader copies, is unchanged."""
+    return re.sub(r'<code>(--?[A-Za-z0-9_]+)', r'<code><span class="nobr">\1</span>', body)
+
+
 def scroll_tables(body):
     """Every table that is not a receipt's (those have their own box) goes
     in a box that scrolls sideways, caption and all, so that a wide table
@@ -345,6 +353,7 @@ def main(argv=None):
         body = fh.read()
     tools = os.path.dirname(os.path.abspath(__file__))
     body = drop_line_anchors(body)
+    body = keep_option_names_whole(body)
     body = scroll_tables(body)
     body, nmath = render_maths(body, args.katex, tools)
     pages = split_pages(body)
