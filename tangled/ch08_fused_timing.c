@@ -1342,20 +1342,15 @@ static double dram_gbs(const ladder_profile *m, long threads)
     const ladder_level *dram = &m->level[m->nlevels - 1];
     return threads == 1 ? dram->gbs_one : threads == m->threads ? dram->gbs_all : NAN;
 }
-static const ladder_level *decode_level(const ladder_profile *m, size_t bytes, long threads)
+static double limit_gbs(const decode_problem *t, decode_cache cache, int threads, int repeats)
 {
-    const size_t per_thread = bytes / (size_t)(threads > 0 ? threads : 1);
-    for (int i = 0; i + 1 < m->nlevels; i++)
-        if (m->level[i].probe >= per_thread) return &m->level[i];
-    return m->nlevels > 0 ? &m->level[m->nlevels - 1] : NULL;
+    const bool half = cache == DECODE_BF16;
+    const void *kv[2] = { half ? (const void *)t->k16 : (const void *)t->k32,
+                          half ? (const void *)t->v16 : (const void *)t->v32 };
+    return ladder_read_arrays_spread(kv, 2, decode_cache_bytes(&t->p, cache) / 2,
+                                     threads, repeats).median;
 }
-
-static double level_gbs(const ladder_profile *m, const ladder_level *l, long threads)
-{
-    if (!l) return NAN;
-    return threads == 1 ? l->gbs_one : threads == m->threads ? l->gbs_all : NAN;
-}
-typedef struct { spread s; double gbs, share, limit_share; const char *limit; } decode_speed;
+typedef struct { spread s; double gbs, share, limit, limit_share; } decode_speed;
 
 static decode_speed time_decode(decode_problem *t, decode_cache cache, const decode_config *cfg,
                                 int repeats, const ladder_profile *m)
@@ -1364,9 +1359,8 @@ static decode_speed time_decode(decode_problem *t, decode_cache cache, const dec
     decode_speed r = { .s = time_spread(decode_call_once, &c, 1, repeats) };
     r.gbs = (double)decode_cache_bytes(&t->p, cache) / r.s.median / 1e9;
     r.share = r.gbs / dram_gbs(m, cfg->threads);
-    const ladder_level *l = decode_level(m, decode_cache_bytes(&t->p, cache), cfg->threads);
-    r.limit = l ? l->name : "none";
-    r.limit_share = r.gbs / level_gbs(m, l, cfg->threads);
+    r.limit = limit_gbs(t, cache, cfg->threads > 0 ? cfg->threads : 1, repeats);
+    r.limit_share = r.gbs / r.limit;
     return r;
 }
 static void run_decode(const ch08_options *o, report *r)
@@ -1401,14 +1395,17 @@ static void run_decode(const ch08_options *o, report *r)
     report_factf(r, "decode_copy", "%s, %ld threads", decode_isa_name(decode_isa_chosen(cfg.isa, p.d)),
                  o->threads);
     report_fact(r, "decode_seconds", fmt_spread(text, sp.s.median, sp.s.min, sp.s.max));
-    report_factf(r, "decode_gbs", "%.2f GB/s, %.0f%% of chapter 1's DRAM read bandwidth (%.2f GB/s)",
-                 sp.gbs, 100 * sp.share, dram_gbs(&m, o->threads));
-    if (isnan(sp.limit_share))
-        report_fact(r, "decode_limit", "not known: no measured ladder of this machine "
-                    "(FA_MACHINE=.build/data/ch01_machine.txt names the build's)");
+    if (isnan(sp.share))
+        report_factf(r, "decode_gbs", "%.2f GB/s (chapter 1's DRAM read bandwidth for %ld threads "
+                     "not measured)", sp.gbs, o->threads);
     else
-        report_factf(r, "decode_limit", "%s, %.0f%% of its read bandwidth", sp.limit,
-                     100 * sp.limit_share);
+        report_factf(r, "decode_gbs", "%.2f GB/s, %.0f%% of chapter 1's DRAM read bandwidth (%.2f GB/s)",
+                     sp.gbs, 100 * sp.share, dram_gbs(&m, o->threads));
+    if (isnan(sp.limit_share))
+        report_fact(r, "decode_limit", "not measured: the cache is too small to cut among the threads");
+    else
+        report_factf(r, "decode_limit", "%.2f GB/s, a bare read of the same bytes on as many threads; "
+                     "the step ran at %.0f%% of it", sp.limit, 100 * sp.limit_share);
     report_factf(r, "decode_error", "%.2e", max_abs_diff_fd(t.o, exact, rows));
     if (cache == DECODE_BF16)
         report_factf(r, "decode_error_fp32_cache", "%.2e (bound %.2e)",
@@ -1431,7 +1428,7 @@ static void decode_row(table *tb, decode_problem *t, decode_cache cache, long th
     *all_same &= memcmp(first, t->o, rows * sizeof(float)) == 0;
     if (sp.s.max / sp.s.min > *widest) *widest = sp.s.max / sp.s.min;
     char text[64];
-    table_rowf(tb, "%s|%zu|%ld|%.1f|%s|%.2f|%.0f%%|%s|%.0f%%", cache == DECODE_BF16 ? "bf16" : "fp32",
+    table_rowf(tb, "%s|%zu|%ld|%.1f|%s|%.2f|%.0f%%|%.2f|%.0f%%", cache == DECODE_BF16 ? "bf16" : "fp32",
                t->p.kv_heads, threads, mib((double)decode_cache_bytes(&t->p, cache)),
                fmt_spread(text, 1e3 * sp.s.median, 1e3 * sp.s.min, 1e3 * sp.s.max), sp.gbs,
                100 * sp.share, sp.limit, 100 * sp.limit_share);
@@ -1440,7 +1437,7 @@ static void decode_row(table *tb, decode_problem *t, decode_cache cache, long th
 static void decode_table(report *r, const ch08_options *o, const ladder_profile *m)
 {
     static const char *const cols[] = { "cache", "G", "threads", "K+V MiB", "median ms",
-                                        "GB/s", "of DRAM", "limit", "of limit", NULL };
+                                        "GB/s", "of DRAM", "limit GB/s", "of limit", NULL };
     table *tb = report_table(r, "decode", "Decoding: one query row, H heads, n_k keys", cols);
     const size_t nk = (size_t)o->seq * 32 < DECODE_MAX_KEYS ? (size_t)o->seq * 32 : DECODE_MAX_KEYS;
     int same = 1;
@@ -1465,6 +1462,17 @@ static void decode_table(report *r, const ch08_options *o, const ladder_profile 
                                                          n, widest, busy));
     report_fact(r, "decode_bits_equal", same ? "the same bits" : "different bits");
 }
+static const char *speed_words(char *out, size_t size, const decode_speed *sp)
+{
+    int n = snprintf(out, size, "one thread read it at %.2f GB/s, %.0f%% of that bandwidth%s",
+                     sp->gbs, 100 * sp->share, sp->share > 1.05 ? ", more than the DRAM could "
+                     "give: at this size the cache stays in the processor's caches" : "");
+    if (n > 0 && (size_t)n < size && !isnan(sp->limit))
+        snprintf(out + n, size - (size_t)n, "; a bare read of the same bytes ran at %.2f GB/s, "
+                 "and the step reached %.0f%% of it, %s", sp->limit, 100 * sp->limit_share,
+                 sp->limit_share >= 0.85 ? "at the limit" : "short of the limit");
+    return out;
+}
 static void decode_facts(report *r, decode_problem *t, const ladder_profile *m)
 {
     const decode_params *p = &t->p;
@@ -1475,12 +1483,8 @@ static void decode_facts(report *r, decode_problem *t, const ladder_profile *m)
     report_factf(r, "decode_dram_gbs", "%.2f", beta);
     report_factf(r, "decode_t_min_ms", "%.3f", 1e3 * bytes / beta / 1e9);
     const decode_speed sp = time_decode(t, DECODE_FP32, &(decode_config){ .threads = 1 }, 5, m);
-    char words[256];
-    snprintf(words, sizeof words, "one thread read it at %.2f GB/s, %.0f%% of that bandwidth%s",
-             sp.gbs, 100 * sp.share, sp.share > 1.05 ? ", more than the DRAM could give: at this "
-             "size the cache of keys and values stays in the processor's last-level cache"
-             : sp.share >= 0.85 ? ", at the limit" : ", short of the limit");
-    report_fact(r, "decode_example_words", words);
+    char words[512];
+    report_fact(r, "decode_example_words", speed_words(words, sizeof words, &sp));
     const decode_speed half = time_decode(t, DECODE_BF16, &(decode_config){ .threads = 1 }, 5, m);
     char how[64];
     snprintf(words, sizeof words, "with the bf16 cache, half the bytes, one thread %s with the "
@@ -1503,7 +1507,7 @@ static void write_decode_split(const char *dir)
                         u + 1 < units ? (u + 1) * DECODE_SPAN : p.nk, t);
     data_close(f);
 }
-typedef struct { long nk, kv, threads; int bf16; spread s; } decode_bench;
+typedef struct { long nk, kv, threads; int bf16; spread s; double limit; } decode_bench;
 
 static size_t decode_bench_configs(const ch08_options *o, decode_bench *out, size_t max)
 {
@@ -1544,19 +1548,18 @@ static size_t run_torch_decode(const ch08_options *o, decode_bench *cfg, size_t 
     return got;
 }
 static void print_decode(const decode_bench *b, const char *who, const ladder_profile *m,
-                         const decode_bench *torch)
+                         const decode_bench *torch, double limit)
 {
     const decode_params p = { .batch = 1, .heads = BENCH_HEADS, .kv_heads = (size_t)b->kv,
                               .nq = 1, .nk = (size_t)b->nk, .d = 64 };
     const size_t bytes = decode_cache_bytes(&p, b->bf16 ? DECODE_BF16 : DECODE_FP32);
     const double gbs = (double)bytes / b->s.median / 1e9;
-    const ladder_level *l = decode_level(m, bytes, b->threads);
     char xt[32] = "-";
     if (torch) snprintf(xt, sizeof xt, "%.2f", torch->s.median / b->s.median);
-    printf("%s decode-%s%s %ld 1 %d %ld %ld 5 %.6f %.6f %.6f %.2f %.1f %s %s %.1f\n", CH08_PROGRAM,
+    printf("%s decode-%s%s %ld 1 %d %ld %ld 5 %.6f %.6f %.6f %.2f %.1f %s %.2f %.1f\n", CH08_PROGRAM,
            who, b->bf16 ? "bf16" : "fp32", b->nk, BENCH_HEADS, b->kv, b->threads, b->s.median,
-           b->s.min, b->s.max, gbs, 100 * gbs / dram_gbs(m, b->threads), xt,
-           l ? l->name : "none", 100 * gbs / level_gbs(m, l, b->threads));
+           b->s.min, b->s.max, gbs, 100 * gbs / dram_gbs(m, b->threads), xt, limit,
+           100 * gbs / limit);
     fflush(stdout);
 }
 static const decode_bench *find_decode(const decode_bench *r, size_t count, const decode_bench *like)
@@ -1576,7 +1579,7 @@ static void run_decode_bench(const ch08_options *o, const ladder_profile *m)
            "core, %.2f all %ld (chapter 1)\n", CH08_PROGRAM, BENCH_HEADS, dram_gbs(m, 1),
            dram_gbs(m, o->threads), o->threads);
     printf("# columns: program kernel n_k n_q heads kv_heads threads runs median_s min_s max_s "
-           "gbs pct_dram x_torch limit pct_limit\n");
+           "gbs pct_dram x_torch limit_gbs pct_limit\n");
     const size_t torch_count = o->python ? run_torch_decode(o, cfg, count, torch) : 0;
     for (size_t i = 0; i < count; i++) {
         decode_bench *b = &cfg[i];
@@ -1584,12 +1587,14 @@ static void run_decode_bench(const ch08_options *o, const ladder_profile *m)
                                                  (size_t)b->nk, (size_t)b->kv);
         decode_problem t = decode_problem_new(&p, 0, true);
         const decode_config c = { .threads = (int)b->threads };
-        b->s = time_decode(&t, b->bf16 ? DECODE_BF16 : DECODE_FP32, &c, 5, m).s;
+        const decode_speed sp = time_decode(&t, b->bf16 ? DECODE_BF16 : DECODE_FP32, &c, 5, m);
+        b->s = sp.s;
+        b->limit = sp.limit;
         fprintf(stderr, "bench: decode n_k=%ld G=%ld %s threads=%ld: %.4f s\n", b->nk, b->kv,
                 b->bf16 ? "bf16" : "fp32", b->threads, b->s.median);
         const decode_bench *tc = find_decode(torch, torch_count, b);
-        print_decode(b, "", m, tc);
-        if (tc) print_decode(tc, "torch-", m, NULL);
+        print_decode(b, "", m, tc, b->limit);
+        if (tc) print_decode(tc, "torch-", m, NULL, b->limit);
         decode_problem_free(&t);
     }
 }

@@ -57,6 +57,18 @@ Test(ladder, fma_rate_is_positive_and_finite)
     cr_expect(isfinite(g) && g > 0, "%g GFLOP/s", g);
 }
 
+Test(ladder, reading_arrays_refuses_what_it_cannot_cut_and_never_outruns_a_core)
+{
+    unsigned char *a = aligned_alloc(64, 1 << 20), *b = aligned_alloc(64, 1 << 20);
+    memset(a, 1, 1 << 20); memset(b, 2, 1 << 20);
+    const void *both[2] = { a, b }, *shifted[2] = { a + 8, b };
+    cr_expect(isnan(ladder_read_arrays_spread(shifted, 2, 4096, 1, 3).median));
+    cr_expect(isnan(ladder_read_arrays_spread(both, 2, 256, 2, 3).median));
+    const double gbs = ladder_read_arrays_spread(both, 2, 1 << 20, 1, 3).median;
+    cr_expect(isfinite(gbs) && gbs > 0 && gbs < 768, "%g GB/s", gbs);
+    free(a); free(b);
+}
+
 Test(ladder, the_chase_visits_every_line_once)
 {
     ladder_buffer b = ladder_buffer_new(64 * 1000, 1);

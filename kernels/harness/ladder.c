@@ -326,6 +326,39 @@ double ladder_read_gbs(const ladder_buffer *b, size_t bytes, int threads,
     return ladder_read_spread(b, bytes, threads, repeats).median;
 }
 
+typedef struct {
+    const void *const *arrays;
+    int count, threads;
+    size_t steps;                       /* 256-byte steps per array */
+    uint64_t sums[LADDER_MAX_THREADS];
+} arrays_job;
+
+static void read_parts(void *ctx, int thread)
+{
+    arrays_job *j = ctx;
+    const size_t from = j->steps * (size_t)thread / (size_t)j->threads;
+    const size_t to = j->steps * (size_t)(thread + 1) / (size_t)j->threads;
+    uint64_t s = 0;
+    for (int a = 0; a < j->count; a++)
+        s += sum_lines((const unsigned char *)j->arrays[a] + 256 * from, 256 * (to - from), 1);
+    j->sums[thread] = s;
+}
+
+spread ladder_read_arrays_spread(const void *const *arrays, int count, size_t bytes,
+                                 int threads, int repeats)
+{
+    threads = clamp_count(threads, LADDER_MAX_THREADS);
+    arrays_job j = { .arrays = arrays, .count = count, .threads = threads,
+                     .steps = bytes / 256 };
+    bool usable = count > 0 && j.steps >= (size_t)threads;
+    for (int a = 0; a < count; a++)
+        usable = usable && (uintptr_t)arrays[a] % 64 == 0;
+    if (!usable)
+        return (spread){ NAN, NAN, NAN };
+    spread seconds = team_spread(threads, read_parts, &j, repeats);
+    return rate_of((double)j.steps * 256 * count / 1e9, seconds);
+}
+
 enum { LINE_WORDS = 64 / sizeof(uintptr_t) };
 
 static void link_random_cycle(uintptr_t *words, size_t lines, mt19937 *g)

@@ -91,6 +91,12 @@ double ladder_read_gbs(const ladder_buffer *b, size_t bytes, int threads,
 spread ladder_read_spread(const ladder_buffer *b, size_t bytes, int threads,
                           int repeats);
 
+/* read bandwidth in GB/s of `threads` cores reading `count` arrays of
+   `bytes` each (64-byte aligned), each thread its own part of every one,
+   with the same kernel: the median of the repeats, and their range */
+spread ladder_read_arrays_spread(const void *const *arrays, int count, size_t bytes,
+                                 int threads, int repeats);
+
 /* nanoseconds per dependent load over a random cycle through `bytes`
    (one core) */
 double ladder_chase_ns(ladder_buffer *b, size_t bytes, long steps,
