@@ -935,15 +935,33 @@ static void bench_memory(const ch08_options *o)
     fa_free(out);
     for (int q = 0; q < 3; q++) tensor_free(&qkv[q]);
 }
+typedef struct { long nk, kv, threads; bool bf16, torch; double gbs, limit; } recorded_decode;
+
+static bool read_decode_line(const char *line, recorded_decode *d)
+{
+    char prog[64], kernel[32], limit[32];
+    double median, lo, hi, pct;
+    long nq, heads, runs;
+    if (sscanf(line, "%63s %31s %ld %ld %ld %ld %ld %ld %lf %lf %lf %lf %lf %*s %31s", prog,
+               kernel, &d->nk, &nq, &heads, &d->kv, &d->threads, &runs, &median, &lo, &hi,
+               &d->gbs, &pct, limit) != 14 || strcmp(prog, CH08_PROGRAM) != 0) return false;
+    d->torch = strncmp(kernel, "decode-torch-", 13) == 0;
+    d->bf16 = strstr(kernel, "bf16") != NULL;
+    char *end;
+    d->limit = strtod(limit, &end);
+    if (*end != '\0' || end == limit) d->limit = NAN;
+    return strncmp(kernel, "decode-", 7) == 0;
+}
 enum { MAX_RECORDED = 1024, MAX_RECORDS = 8 };
 typedef struct {
     char when[64], commit[64], machine[160], isa[32];
     double peak_one, peak_all;
     double wake_ms, wake_min_ms, wake_max_ms;      /* a thread's start after idling, */
     double bound_ms, bound_min_ms, bound_max_ms;   /* placed by the scheduler; bound */
-    size_t count;
+    size_t count, decodes;
     bench_result r[MAX_RECORDED];
     double peak[MAX_RECORDED];
+    recorded_decode d[MAX_RECORDED];
 } recorded_bench;
 static bool read_result_line(const char *line, bench_result *b, double *pct)
 {
@@ -958,7 +976,7 @@ static bool read_recorded(const char *path, recorded_bench *rb)
 {
     FILE *f = path ? fopen(path, "r") : NULL;
     char line[1024];
-    rb->count = 0;
+    rb->count = rb->decodes = 0;
     snprintf(rb->when, sizeof rb->when, "(not recorded)");
     snprintf(rb->commit, sizeof rb->commit, "(none)");
     snprintf(rb->machine, sizeof rb->machine, "(none)");
@@ -980,9 +998,11 @@ static bool read_recorded(const char *path, recorded_bench *rb)
         if (rb->count < MAX_RECORDED
             && read_result_line(line, &rb->r[rb->count], &rb->peak[rb->count]))
             rb->count++;
+        if (rb->decodes < MAX_RECORDED && read_decode_line(line, &rb->d[rb->decodes]))
+            rb->decodes++;
     }
     fclose(f);
-    return rb->count > 0;
+    return rb->count > 0 || rb->decodes > 0;
 }
 static void recorded_table(report *r, const recorded_bench *rb)
 {
@@ -1097,6 +1117,69 @@ static void recorded_misses(report *r, const recorded_bench *rb)
                  "%ld.", missed, missed == 1 ? "" : "s", last_n);
     report_fact(r, "recorded_misses", text);
 }
+typedef struct { int met, of; double worst; const recorded_decode *at; } decode_tally;
+
+static void tally_decode(decode_tally *g, double ratio, double goal, const recorded_decode *at)
+{
+    if (!isfinite(ratio)) return;
+    g->of++;
+    if (ratio >= goal) g->met++;
+    if (!g->at || ratio < g->worst) { g->worst = ratio; g->at = at; }
+}
+
+static const recorded_decode *torch_decode(const recorded_bench *rb, const recorded_decode *d)
+{
+    for (size_t i = 0; i < rb->decodes; i++) {
+        const recorded_decode *x = &rb->d[i];
+        if (x->torch && x->nk == d->nk && x->kv == d->kv && x->threads == d->threads
+            && x->bf16 == d->bf16) return x;
+    }
+    return NULL;
+}
+static const char *percent_range(char *out, size_t size, double lo, double hi)
+{
+    if (lrint(100 * lo) == lrint(100 * hi)) snprintf(out, size, "%.0f", 100 * lo);
+    else snprintf(out, size, "%.0f-%.0f", 100 * lo, 100 * hi);
+    return out;
+}
+
+
+static void decode_goal_words(char *out, size_t size, const decode_tally *g, const char *what,
+                              const char *unit, double scale)
+{
+    if (g->of == 0) { snprintf(out, size, "%s: not in the record", what); return; }
+    snprintf(out, size, "%s in %d of %d configurations, the worst %.*f%s (n_k = %ld, G = %ld, "
+             "%s cache, %ld thread%s)", what, g->met, g->of, scale > 1 ? 0 : 2, scale * g->worst,
+             unit, g->at->nk, g->at->kv, g->at->bf16 ? "bf16" : "fp32", g->at->threads,
+             g->at->threads == 1 ? "" : "s");
+}
+static void recorded_decoding(report *r, const recorded_bench *rb)
+{
+    decode_tally torch = { 0 }, limit = { 0 };
+    double torch_lo = INFINITY, torch_hi = 0, need_lo = INFINITY, need_hi = 0;
+    for (size_t i = 0; i < rb->decodes; i++) {
+        const recorded_decode *d = &rb->d[i], *x;
+        if (d->torch || d->nk < 16384) continue;
+        tally_decode(&limit, d->gbs / d->limit, 0.85, d);
+        if (!(x = torch_decode(rb, d))) continue;
+        tally_decode(&torch, d->gbs / x->gbs, 1.5, d);
+        if (d->gbs >= 1.5 * x->gbs || !isfinite(d->limit)) continue;
+        torch_lo = fmin(torch_lo, x->gbs / d->limit); torch_hi = fmax(torch_hi, x->gbs / d->limit);
+        need_lo = fmin(need_lo, 1.5 * x->gbs / d->limit);
+        need_hi = fmax(need_hi, 1.5 * x->gbs / d->limit);
+    }
+    char text[1024], a[256], b[256], c[256] = "";
+    decode_goal_words(a, sizeof a, &torch, "at least 1.5x PyTorch's SDPA", "x", 1);
+    decode_goal_words(b, sizeof b, &limit, "at least 85% of the limit", "%", 100);
+    char t[32], n[32];
+    if (need_hi > 0)
+        snprintf(c, sizeof c, " Where 1.5x PyTorch was missed, PyTorch itself read at %s%% of the "
+                 "limit, so 1.5x its speed would have needed %s%% of it.",
+                 percent_range(t, sizeof t, torch_lo, torch_hi),
+                 percent_range(n, sizeof n, need_lo, need_hi));
+    snprintf(text, sizeof text, "In the record, at n_k of 16384 and more: %s; %s.%s", a, b, c);
+    report_fact(r, "recorded_decoding", text);
+}
 static void recorded_threads_note(report *r, const recorded_bench *rb)
 {
     long all = 1;
@@ -1197,6 +1280,7 @@ static void report_recorded(report *r, const ch08_options *o)
     recorded_summary(r, b);
     recorded_goals(r, b);
     recorded_misses(r, b);
+    recorded_decoding(r, b);
     recorded_threads_note(r, b);
     recorded_thread_start(r, b);
     if (o->data_dir) write_bench_data(o->data_dir, b);

@@ -99,6 +99,20 @@ check "the goals are counted from the record" grep -q \
 check "one miss on one thread is named, without a word on threads" grep -q \
     '"recorded_misses": "1 configuration fell short of PyTorch.s speed, at n up to 2048."' \
     "$tmp/goals.json"
+report_on_record "$tmp/decoding.json" \
+    "$r decode-fp32 4096 1 8 8 1 5 0.001 0.001 0.001 5.00 30.0 0.10 32.00 15.6" \
+    "$r decode-torch-fp32 4096 1 8 8 1 5 0.001 0.001 0.001 50.00 30.0 - 32.00 156.2" \
+    "$r decode-fp32 16384 1 8 8 1 5 0.002 0.002 0.002 30.00 190.0 1.20 32.00 93.8" \
+    "$r decode-torch-fp32 16384 1 8 8 1 5 0.002 0.002 0.002 25.00 160.0 - 32.00 78.1" \
+    "$r decode-fp32 16384 1 8 1 1 5 0.001 0.001 0.001 20.00 120.0 2.00 32.00 62.5" \
+    "$r decode-torch-fp32 16384 1 8 1 1 5 0.002 0.002 0.002 10.00 60.0 - 32.00 31.2"
+check "decoding's goals are counted at 16k keys and more, a miss set against the limit" grep -q \
+    '"recorded_decoding": "In the record, at n_k of 16384 and more: at least 1.5x PyTorch.s SDPA in 1 of 2 configurations, the worst 1.20x (n_k = 16384, G = 8, fp32 cache, 1 thread); at least 85% of the limit in 1 of 2 configurations, the worst 62% (n_k = 16384, G = 1, fp32 cache, 1 thread). Where 1.5x PyTorch was missed, PyTorch itself read at 78% of the limit, so 1.5x its speed would have needed 117% of it."' \
+    "$tmp/decoding.json"
+report_on_record "$tmp/levels.json" \
+    "$r decode-fp32 16384 1 8 8 1 5 0.002 0.002 0.002 30.00 190.0 1.20 L3 93.8"
+check "a record naming a level has no limit to count" grep -q \
+    'at least 85% of the limit: not in the record."' "$tmp/levels.json"
 report_on_record "$tmp/misses.json" \
     "# $r: a thread started after 20 ms idle, its caller computing, begins in 2.50 ms (1.00-5.00 ms) placed by the scheduler, 0.10 ms (0.05-0.20 ms) bound to an idle processor, 15 starts each" \
     "$r fused 1024 64 0 2 5 0.010 0.010 0.010 100.00 40.0 - 0.50" \
