@@ -195,9 +195,13 @@ double max_abs_diff_fd(const float *a, const double *b, size_t count)
 
 static bool row_is_finite(const float *x, size_t n)
 {
-    bool finite = true;
-    for (size_t c = 0; c < n; c++) finite &= isfinite(x[c]);
-    return finite;
+    uint32_t carries = 0;
+    for (size_t c = 0; c < n; c++) {
+        uint32_t bits;
+        memcpy(&bits, &x[c], sizeof bits);
+        carries |= (bits & 0x7f800000u) + 0x00800000u;
+    }
+    return (carries & 0x80000000u) == 0;
 }
 
 size_t attention_repair(const attn_params *p, const float *q, const float *k,

@@ -110,11 +110,39 @@ typedef struct {
     size_t q0, k0;                 /* first query row, first key of the tile    */
     bool needs_mask;
 } fused_tile;
+#pragma GCC push_options
+#pragma GCC target("avx")
+static void transpose8(const float *src, size_t lds, float *dst, size_t ldd)
+{
+    __m256 r[8], t[8], u[8];
+    for (int i = 0; i < 8; i++) r[i] = _mm256_loadu_ps(src + (size_t)i * lds);
+    for (int i = 0; i < 8; i += 2) {
+        t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+    }
+    for (int i = 0; i < 8; i += 4) {
+        u[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
+        u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);
+        u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+        u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
+    }
+    for (int i = 0; i < 4; i++) {
+        _mm256_storeu_ps(dst + (size_t)i * ldd, _mm256_permute2f128_ps(u[i], u[i + 4], 0x20));
+        _mm256_storeu_ps(dst + (size_t)(i + 4) * ldd, _mm256_permute2f128_ps(u[i], u[i + 4], 0x31));
+    }
+}
+#pragma GCC pop_options
 enum { PACK_BLOCK = 16 };   /* keys, and dimensions, per block of the copy */
 static void pack_key_block(const float *restrict k, size_t kc, size_t d, size_t j0,
                            size_t c0, float *restrict kt)
 {
     const size_t j1 = smaller(j0 + PACK_BLOCK, kc), c1 = smaller(c0 + PACK_BLOCK, d);
+    if (j1 - j0 == PACK_BLOCK && c1 - c0 == PACK_BLOCK) {
+        for (size_t j = j0; j < j1; j += 8)
+            for (size_t c = c0; c < c1; c += 8)
+                transpose8(k + j * d + c, d, kt + c * FUSED_KEY_TILE + j, FUSED_KEY_TILE);
+        return;
+    }
     for (size_t c = c0; c < c1; c++)
         for (size_t j = j0; j < j1; j++) kt[c * FUSED_KEY_TILE + j] = k[j * d + c];
 }
