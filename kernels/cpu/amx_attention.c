@@ -7,6 +7,7 @@
 #include <string.h>
 #include "cpu/amx_attention.h"
 #include "cpu/vexp.h"
+#include "cpu/workers.h"
 typedef struct {
     size_t nq, nk, d, dpad, chunks, blocks;   /* dpad = 32 * chunks >= d; blocks of 32 keys */
 } amx_shape;
@@ -421,10 +422,9 @@ static void run_phase(amx_job *job, int phase, size_t items, amx_thread *t, int 
     job->phase = phase;
     job->items = items;
     atomic_store(&job->next, 0);
-    for (int i = 1; i < threads; i++)
-        if (pthread_create(&id[i], NULL, amx_worker, &t[i]) != 0) die_line("cannot start a thread");
+    workers_start(id, threads, amx_worker, t, sizeof t[0], "attention_bf16");
     amx_worker(&t[0]);
-    for (int i = 1; i < threads; i++) pthread_join(id[i], NULL);
+    workers_join(id, threads);
 }
 void attention_bf16(amx_kernel kernel, const attn_params *p, const float *q, const float *k,
                     const float *v, float *o, int threads, amx_counts *counts)

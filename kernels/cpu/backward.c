@@ -10,6 +10,7 @@
 #include <string.h>
 #include "harness/harness.h"
 #include "cpu/online_softmax.h"
+#include "cpu/workers.h"
 #include "cpu/backward.h"
 typedef struct {
     const float *q, *k, *v, *dout, *probs;
@@ -467,14 +468,11 @@ static void run_heads(const head_job *job, int threads, bwd_counts *counts)
     head_worker workers[BWD_MAX_THREADS];
     openblas_set_num_threads(1);
     pthread_t ids[BWD_MAX_THREADS];
-    bool started[BWD_MAX_THREADS] = { false };
     for (size_t i = 0; i < n; i++)
         workers[i] = (head_worker){ .job = job, .next_head = &next_head };
-    for (size_t i = 1; i < n; i++)
-        started[i] = pthread_create(&ids[i], NULL, head_worker_main, &workers[i]) == 0;
+    workers_start(ids, (int)n, head_worker_main, workers, sizeof workers[0], "the backward");
     head_worker_main(&workers[0]);
-    for (size_t i = 1; i < n; i++)
-        if (started[i]) pthread_join(ids[i], NULL);
+    workers_join(ids, (int)n);
     bwd_counts total = { 0 };
     for (size_t i = 0; i < n; i++) add_counts(&total, &workers[i].counts);
     if (counts) *counts = total;
