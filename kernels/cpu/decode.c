@@ -21,25 +21,27 @@ typedef struct decode_job {
     int threads;
 } decode_job;
 enum { DECODE_AHEAD = 128 };   /* keys between a block and what it prefetches */
-typedef struct { const char *k, *v; size_t row_bytes, keys; } decode_ahead;
+typedef struct { const char *k, *v; size_t bytes, next, step; } decode_ahead;
 
-static decode_ahead decode_ahead_of(const decode_job *job, size_t base, size_t k0, size_t e)
+static decode_ahead decode_ahead_of(const decode_job *job, size_t base, size_t k0, size_t e,
+                                    size_t steps)
 {
     const size_t d = job->p->d, at = k0 + DECODE_AHEAD, nk = job->p->nk;
-    if (at >= nk) return (decode_ahead){ NULL, NULL, 0, 0 };
+    if (at >= nk) return (decode_ahead){ NULL, NULL, 0, 0, 0 };
     const size_t keys = nk - at < DECODE_BLOCK ? nk - at : DECODE_BLOCK;
+    const size_t lines = (keys * d * e + 63) / 64;
     return (decode_ahead){ (const char *)job->k + (base + at * d) * e,
-                           (const char *)job->v + (base + at * d) * e, d * e, keys };
+                           (const char *)job->v + (base + at * d) * e, keys * d * e, 0,
+                           (lines + steps - 1) / steps * 64 };
 }
-static inline __attribute__((always_inline)) void decode_prefetch(const decode_ahead *a,
-                                                                  size_t j)
+static inline __attribute__((always_inline)) void decode_prefetch(decode_ahead *a)
 {
-    if (j >= a->keys) return;
-    const size_t to = (j + 4 < a->keys ? j + 4 : a->keys) * a->row_bytes;
-    for (size_t b = j * a->row_bytes; b < to; b += 64) {
+    const size_t to = a->next + a->step < a->bytes ? a->next + a->step : a->bytes;
+    for (size_t b = a->next; b < to; b += 64) {
         __builtin_prefetch(a->k + b, 0, 2);
         __builtin_prefetch(a->v + b, 0, 2);
     }
+    a->next = to;
 }
 #define VEC_WIDTH 1
 #include "cpu/vec.h"

@@ -34,22 +34,22 @@ ALWAYS V FN(decode_dot)(const float *restrict qr, const void *kc, size_t at, boo
 }
 ALWAYS void FN(decode_scores_rows)(const float *restrict qs, const void *kc, size_t at,
                                    bool half, size_t r0, const size_t R, size_t n, size_t d,
-                                   float *restrict s, const decode_ahead *ahead)
+                                   float *restrict s, decode_ahead *ahead)
 {
     size_t j = 0;
     for (; j + 4 <= n; j += 4) {
-        if (r0 == 0) decode_prefetch(ahead, j);
-        V a[2][4] = { { VZERO() } };
+        decode_prefetch(ahead);
+        V a[4][4] = { { VZERO() } };
         size_t c = 0;
-        for (; c + 2 * W <= d; c += 2 * W)
-            UNROLL for (size_t i = 0; i < 4; i++) {
-                V lo, hi;
-                FN(decode_load2)(kc, at + (j + i) * d + c, half, &lo, &hi);
-                UNROLL for (size_t r = 0; r < R; r++) {
-                    const float *qr = qs + (r0 + r) * d + c;
-                    a[r][i] = VFMA(VLOAD(qr + W), hi, VFMA(VLOAD(qr), lo, a[r][i]));
-                }
+        for (; c + 2 * W <= d; c += 2 * W) {
+            V lo[4], hi[4];
+            UNROLL for (size_t i = 0; i < 4; i++)
+                FN(decode_load2)(kc, at + (j + i) * d + c, half, &lo[i], &hi[i]);
+            UNROLL for (size_t r = 0; r < R; r++) {
+                const V q0 = VLOAD(qs + (r0 + r) * d + c), q1 = VLOAD(qs + (r0 + r) * d + c + W);
+                UNROLL for (size_t i = 0; i < 4; i++) a[r][i] = VFMA(q1, hi[i], VFMA(q0, lo[i], a[r][i]));
             }
+        }
         if (c < d) {
             UNROLL for (size_t i = 0; i < 4; i++) {
                 const V k = FN(decode_load1)(kc, at + (j + i) * d + c, half);
@@ -67,12 +67,13 @@ ALWAYS void FN(decode_scores_rows)(const float *restrict qs, const void *kc, siz
 }
 ALWAYS void FN(decode_scores)(const float *restrict qs, const void *kc, size_t at, bool half,
                               size_t rows, size_t n, size_t d, float *restrict s,
-                              const decode_ahead *ahead)
+                              decode_ahead *ahead)
 {
     size_t r = 0;
-    for (; r + 2 <= rows; r += 2)
-        FN(decode_scores_rows)(qs, kc, at, half, r, 2, n, d, s, ahead);
-    for (; r < rows; r++) FN(decode_scores_rows)(qs, kc, at, half, r, 1, n, d, s, ahead);
+    for (; r + 4 <= rows; r += 4)
+        FN(decode_scores_rows)(qs, kc, at, half, r, 4, n, d, s, ahead);
+    if (r + 2 <= rows) FN(decode_scores_rows)(qs, kc, at, half, r, 2, n, d, s, ahead), r += 2;
+    if (r < rows) FN(decode_scores_rows)(qs, kc, at, half, r, 1, n, d, s, ahead);
 }
 ALWAYS float FN(decode_row_update)(float *restrict s, size_t n, softmax_partial *st)
 {
@@ -93,13 +94,14 @@ ALWAYS float FN(decode_row_update)(float *restrict s, size_t n, softmax_partial 
 ALWAYS void FN(decode_values_tile)(const float *restrict s, const float *restrict alpha,
                                    const void *vc, size_t at, bool half, size_t r0,
                                    const size_t R, const size_t P, size_t c0, size_t n,
-                                   size_t d, float *restrict acc)
+                                   size_t d, float *restrict acc, decode_ahead *ahead)
 {
     V a[4][4];
     UNROLL for (size_t r = 0; r < R; r++)
         UNROLL for (size_t i = 0; i < 2 * P; i++)
             a[r][i] = VMUL(VSET1(alpha[r0 + r]), VLOAD(acc + (r0 + r) * d + c0 + i * W));
     for (size_t j = 0; j < n; j++) {
+        decode_prefetch(ahead);
         V x[4];
         UNROLL for (size_t i = 0; i < P; i++)
             FN(decode_load2)(vc, at + j * d + c0 + 2 * i * W, half, &x[2 * i], &x[2 * i + 1]);
@@ -123,22 +125,33 @@ ALWAYS void FN(decode_values_last)(const float *restrict s, const float *restric
         VSTORE(acc + r * d + c, a0);
     }
 }
-ALWAYS void FN(decode_values)(const float *restrict s, const float *restrict alpha,
-                              const void *vc, size_t at, bool half, size_t rows, size_t n,
-                              size_t d, float *restrict acc)
+ALWAYS void FN(decode_values_rows)(const float *restrict s, const float *restrict alpha,
+                                   const void *vc, size_t at, bool half, size_t r0,
+                                   const size_t R, size_t n, size_t d, float *restrict acc,
+                                   decode_ahead *ahead)
 {
     const size_t whole = d / (2 * W) * (2 * W);     /* the part in pairs of vectors */
+    size_t c = 0;
+    for (; c + 4 * W <= whole; c += 4 * W)
+        FN(decode_values_tile)(s, alpha, vc, at, half, r0, R, 2, c, n, d, acc, ahead);
+    if (c < whole) FN(decode_values_tile)(s, alpha, vc, at, half, r0, R, 1, c, n, d, acc, ahead);
+}
+ALWAYS void FN(decode_values)(const float *restrict s, const float *restrict alpha,
+                              const void *vc, size_t at, bool half, size_t rows, size_t n,
+                              size_t d, float *restrict acc, decode_ahead *ahead)
+{
     size_t r = 0;
     for (; r + 4 <= rows; r += 4)
-        for (size_t c = 0; c < whole; c += 2 * W)
-            FN(decode_values_tile)(s, alpha, vc, at, half, r, 4, 1, c, n, d, acc);
-    for (; r < rows; r++) {
-        size_t c = 0;
-        for (; c + 4 * W <= whole; c += 4 * W)
-            FN(decode_values_tile)(s, alpha, vc, at, half, r, 1, 2, c, n, d, acc);
-        if (c < whole) FN(decode_values_tile)(s, alpha, vc, at, half, r, 1, 1, c, n, d, acc);
-    }
-    if (whole < d) FN(decode_values_last)(s, alpha, vc, at, half, rows, n, d, acc);
+        FN(decode_values_rows)(s, alpha, vc, at, half, r, 4, n, d, acc, ahead);
+    for (; r < rows; r++) FN(decode_values_rows)(s, alpha, vc, at, half, r, 1, n, d, acc, ahead);
+    if (d % (2 * W) != 0) FN(decode_values_last)(s, alpha, vc, at, half, rows, n, d, acc);
+}
+ALWAYS size_t FN(decode_steps)(size_t rows, size_t n, size_t d)
+{
+    const size_t pairs = d / (2 * W);
+    const size_t score_tiles = rows / 4 + rows % 4 / 2 + rows % 2;
+    const size_t value_tiles = (rows / 4 + rows % 4) * ((pairs + 1) / 2);
+    return score_tiles * (n / 4) + value_tiles * n + 1;
 }
 ALWAYS void FN(decode_span_with)(const decode_job *job, size_t unit, float *restrict ws,
                                  bool bf16_cache)
@@ -158,11 +171,12 @@ ALWAYS void FN(decode_span_with)(const decode_job *job, size_t unit, float *rest
     memset(acc, 0, rows * d * sizeof(float));
     for (size_t k0 = first; k0 < last; k0 += DECODE_BLOCK) {
         const size_t n = last - k0 < DECODE_BLOCK ? last - k0 : DECODE_BLOCK;
-        const decode_ahead ahead = decode_ahead_of(job, base, k0, bf16_cache ? 2 : 4);
+        decode_ahead ahead = decode_ahead_of(job, base, k0, bf16_cache ? 2 : 4,
+                                             FN(decode_steps)(rows, n, d));
         FN(decode_scores)(qs, job->k, base + k0 * d, bf16_cache, rows, n, d, s, &ahead);
         for (size_t r = 0; r < rows; r++)
             alpha[r] = FN(decode_row_update)(s + r * DECODE_BLOCK, n, &st[r]);
-        FN(decode_values)(s, alpha, job->v, base + k0 * d, bf16_cache, rows, n, d, acc);
+        FN(decode_values)(s, alpha, job->v, base + k0 * d, bf16_cache, rows, n, d, acc, &ahead);
     }
 }
 static void FN(decode_span)(const decode_job *job, size_t unit, float *ws)
