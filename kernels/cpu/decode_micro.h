@@ -101,7 +101,7 @@ ALWAYS void FN(decode_values_tile)(const float *restrict s, const float *restric
         UNROLL for (size_t i = 0; i < 2 * P; i++)
             a[r][i] = VMUL(VSET1(alpha[r0 + r]), VLOAD(acc + (r0 + r) * d + c0 + i * W));
     for (size_t j = 0; j < n; j++) {
-        decode_prefetch(ahead);
+        if (j % 4 == 0) decode_prefetch(ahead);
         V x[4];
         UNROLL for (size_t i = 0; i < P; i++)
             FN(decode_load2)(vc, at + j * d + c0 + 2 * i * W, half, &x[2 * i], &x[2 * i + 1]);
@@ -151,7 +151,7 @@ ALWAYS size_t FN(decode_steps)(size_t rows, size_t n, size_t d)
     const size_t pairs = d / (2 * W);
     const size_t score_tiles = rows / 4 + rows % 4 / 2 + rows % 2;
     const size_t value_tiles = (rows / 4 + rows % 4) * ((pairs + 1) / 2);
-    return score_tiles * (n / 4) + value_tiles * n + 1;
+    return score_tiles * (n / 4) + value_tiles * ((n + 3) / 4) + 1;
 }
 ALWAYS void FN(decode_span_with)(const decode_job *job, size_t unit, float *restrict ws,
                                  bool bf16_cache)
