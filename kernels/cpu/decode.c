@@ -159,6 +159,16 @@ static size_t decode_slot(size_t c, size_t d, size_t lanes)
     if (piece + 2 * lanes > d) return c;
     return piece + (i % 2 == 0 ? i / 2 : lanes + i / 2);
 }
+static void decode_merge_add(float *out, const float *a, float keep, float take, size_t d,
+                             size_t lanes)
+{
+    size_t c = 0;
+    if (lanes > 0)
+        for (; c + 2 * lanes <= d; c += 2 * lanes)
+            for (size_t i = 0; i < 2 * lanes; i++)
+                out[c + i] = keep * out[c + i] + take * a[c + (i % 2 ? lanes + i / 2 : i / 2)];
+    for (; c < d; c++) out[c] = keep * out[c] + take * a[c];
+}
 static void decode_merge_row(const decode_job *job, size_t head, size_t r, float *out)
 {
     const size_t d = job->p->d, spans = decode_spans(job->p->nk);
@@ -170,9 +180,7 @@ static void decode_merge_row(const decode_job *job, size_t head, size_t r, float
         const softmax_partial both = softmax_merge(run, piece);
         if (both.max == -INFINITY) continue;
         const float keep = expf(run.max - both.max), take = expf(piece.max - both.max);
-        const float *a = job->acc + (unit * job->rows + r) * d;
-        for (size_t c = 0; c < d; c++)
-            out[c] = keep * out[c] + take * a[decode_slot(c, d, job->pairs)];
+        decode_merge_add(out, job->acc + (unit * job->rows + r) * d, keep, take, d, job->pairs);
         run = both;
     }
     const float inv = run.sum > 0 ? 1.0f / run.sum : 0.0f;
