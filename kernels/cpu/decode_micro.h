@@ -1,7 +1,8 @@
 /* decode_micro.h — one copy of the decoding kernel's span, for one vector width;
    included by decode.c once per copy after cpu/vec.h gives the names of its
-   width and decode.c VWIDEN and VHSUM4 (no include guard: it is read three
-   times); it releases them all.
+   width and decode.c its own (VWIDEN, DECODE_PAIRS, DECODE_TALL, and VHSUM4
+   or VHALF, DECODE_HALF_PAIRS, DECODE_HSUM_PAIRS and DECODE_HSUM_PAIR); no
+   include guard: it is read three times; it releases them all.
    Tangled from chapters/ch08_fused_timing.nw; edit that file instead. */
 ALWAYS void FN(decode_load2)(const void *cache, size_t at, bool half, V *lo, V *hi)
 {
@@ -32,6 +33,7 @@ ALWAYS V FN(decode_dot)(const float *restrict qr, const void *kc, size_t at, boo
         a = FN(decode_dot2)(VLOAD(qr + c), VLOAD(qr + c + W), kc, at + c, half, a);
     return c < d ? VFMA(VLOAD(qr + c), FN(decode_load1)(kc, at + c, half), a) : a;
 }
+#if W == 1
 ALWAYS void FN(decode_scores_rows)(const float *restrict qs, const void *kc, size_t at,
                                    bool half, size_t r0, const size_t R, size_t n, size_t d,
                                    float *restrict s, decode_ahead *ahead)
@@ -65,15 +67,62 @@ ALWAYS void FN(decode_scores_rows)(const float *restrict qs, const void *kc, siz
             s[(r0 + r) * DECODE_BLOCK + j] =
                 VHSUM(FN(decode_dot)(qs + (r0 + r) * d, kc, at + j * d, half, d, VZERO()));
 }
-ALWAYS void FN(decode_scores)(const float *restrict qs, const void *kc, size_t at, bool half,
-                              size_t rows, size_t n, size_t d, float *restrict s,
-                              decode_ahead *ahead)
+#else
+ALWAYS void FN(decode_load_halves)(const void *cache, size_t at, bool half, V *lo, V *hi)
+{
+    if (half) {
+        DECODE_HALF_PAIRS((const bf16 *)cache + at, lo, hi);
+    } else {
+        *lo = VHALF((const float *)cache + at);
+        *hi = VHALF((const float *)cache + at + W / 2);
+    }
+}
+ALWAYS void FN(decode_scores_pairs)(const float *restrict qs, const float *restrict qp,
+                                    const void *kc, size_t at, bool half, size_t r0,
+                                    const size_t R, size_t n, size_t d, float *restrict s,
+                                    decode_ahead *ahead)
+{
+    size_t j = 0;
+    for (; j + 4 <= n; j += 4) {
+        decode_prefetch(ahead);
+        V a[DECODE_TALL / 2][4] = { { VZERO() } };
+        for (size_t c = 0; c < d; c += W) {
+            V lo[4], hi[4];
+            UNROLL for (size_t i = 0; i < 4; i++)
+                FN(decode_load_halves)(kc, at + (j + i) * d + c, half, &lo[i], &hi[i]);
+            UNROLL for (size_t p = 0; p < (R + 1) / 2; p++) {
+                const float *qq = qp + (r0 + 2 * p) * d + 2 * c;
+                const V q0 = VLOAD(qq), q1 = VLOAD(qq + W);
+                UNROLL for (size_t i = 0; i < 4; i++) a[p][i] = VFMA(q1, hi[i], VFMA(q0, lo[i], a[p][i]));
+            }
+        }
+        UNROLL for (size_t p = 0; p + 2 <= R / 2; p += 2)
+            DECODE_HSUM_PAIRS(a[p], a[p + 1], s + (r0 + 2 * p) * DECODE_BLOCK + j);
+        if (R % 4 != 0) DECODE_HSUM_PAIR(a[R / 4 * 2], s + (r0 + R / 4 * 4) * DECODE_BLOCK + j, R % 4);
+    }
+    for (; j < n; j++)
+        for (size_t r = r0; r < r0 + R; r++)
+            s[r * DECODE_BLOCK + j] = VHSUM(FN(decode_dot)(qs + r * d, kc, at + j * d, half, d, VZERO()));
+}
+#endif
+ALWAYS void FN(decode_scores)(const float *restrict qs, const float *restrict qp,
+                              const void *kc, size_t at, bool half, size_t rows, size_t n,
+                              size_t d, float *restrict s, decode_ahead *ahead)
 {
     size_t r = 0;
-    for (; r + 4 <= rows; r += 4)
-        FN(decode_scores_rows)(qs, kc, at, half, r, 4, n, d, s, ahead);
+#if W > 1
+    for (; r + DECODE_TALL <= rows; r += DECODE_TALL)
+        FN(decode_scores_pairs)(qs, qp, kc, at, half, r, DECODE_TALL, n, d, s, ahead);
+    if (r + 4 <= rows) FN(decode_scores_pairs)(qs, qp, kc, at, half, r, 4, n, d, s, ahead), r += 4;
+    if (r + 2 <= rows) FN(decode_scores_pairs)(qs, qp, kc, at, half, r, 2, n, d, s, ahead), r += 2;
+    if (r < rows) FN(decode_scores_pairs)(qs, qp, kc, at, half, r, 1, n, d, s, ahead);
+#else
+    (void)qp;
+    for (; r + DECODE_TALL <= rows; r += DECODE_TALL)
+        FN(decode_scores_rows)(qs, kc, at, half, r, DECODE_TALL, n, d, s, ahead);
     if (r + 2 <= rows) FN(decode_scores_rows)(qs, kc, at, half, r, 2, n, d, s, ahead), r += 2;
     if (r < rows) FN(decode_scores_rows)(qs, kc, at, half, r, 1, n, d, s, ahead);
+#endif
 }
 ALWAYS float FN(decode_row_update)(float *restrict s, size_t n, softmax_partial *st)
 {
@@ -149,7 +198,7 @@ ALWAYS void FN(decode_values)(const float *restrict s, const float *restrict alp
 ALWAYS size_t FN(decode_steps)(size_t rows, size_t n, size_t d)
 {
     const size_t pairs = d / (2 * W);
-    const size_t score_tiles = rows / 4 + rows % 4 / 2 + rows % 2;
+    const size_t score_tiles = rows / DECODE_TALL + rows % DECODE_TALL / 4 + rows % 4 / 2 + rows % 2;
     const size_t value_tiles = (rows / 4 + rows % 4) * ((pairs + 1) / 2);
     return score_tiles * (n / 4) + value_tiles * ((n + 3) / 4) + 1;
 }
@@ -164,6 +213,7 @@ ALWAYS void FN(decode_span_with)(const decode_job *job, size_t unit, float *rest
                  last = first + DECODE_SPAN < p->nk ? first + DECODE_SPAN : p->nk;
     const size_t base = head * p->nk * d;              /* element offset of the head */
     const float *qs = job->qs + head * rows * d;       /* the group's query rows */
+    const float *qp = job->qp + head * (rows + rows % 2) * d;   /* the same, in pairs */
     softmax_partial *st = job->part + unit * rows;
     float *acc = job->acc + unit * rows * d;
     float *s = ws, *alpha = s + rows * DECODE_BLOCK;
@@ -173,7 +223,7 @@ ALWAYS void FN(decode_span_with)(const decode_job *job, size_t unit, float *rest
         const size_t n = last - k0 < DECODE_BLOCK ? last - k0 : DECODE_BLOCK;
         decode_ahead ahead = decode_ahead_of(job, base, k0, bf16_cache ? 2 : 4,
                                              FN(decode_steps)(rows, n, d));
-        FN(decode_scores)(qs, job->k, base + k0 * d, bf16_cache, rows, n, d, s, &ahead);
+        FN(decode_scores)(qs, qp, job->k, base + k0 * d, bf16_cache, rows, n, d, s, &ahead);
         for (size_t r = 0; r < rows; r++)
             alpha[r] = FN(decode_row_update)(s + r * DECODE_BLOCK, n, &st[r]);
         FN(decode_values)(s, alpha, job->v, base + k0 * d, bf16_cache, rows, n, d, acc, &ahead);
@@ -187,4 +237,9 @@ static void FN(decode_span)(const decode_job *job, size_t unit, float *ws)
 #undef VWIDEN
 #undef DECODE_PAIRS
 #undef VHSUM4
+#undef VHALF
+#undef DECODE_HALF_PAIRS
+#undef DECODE_HSUM_PAIRS
+#undef DECODE_HSUM_PAIR
+#undef DECODE_TALL
 #include "cpu/vec_end.h"
