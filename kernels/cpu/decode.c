@@ -62,7 +62,8 @@ static inline __attribute__((always_inline)) void decode_prefetch(decode_ahead *
     *(hi) = _mm256_castsi256_ps(_mm256_and_si256(x_, _mm256_set1_epi32(-65536))); } while (0)
 #define VHALF(p) _mm256_broadcast_ps((const __m128 *)(const void *)(p))
 #define DECODE_HALF_PAIRS(p, lo, hi) do { \
-    const __m256i x_ = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(p))); \
+    const __m256i x_ = _mm256_broadcastsi128_si256( \
+        _mm_loadu_si128((const __m128i *)(const void *)(p))); \
     *(lo) = _mm256_castsi256_ps(_mm256_slli_epi32(x_, 16)); \
     *(hi) = _mm256_castsi256_ps(_mm256_and_si256(x_, _mm256_set1_epi32(-65536))); } while (0)
 static inline __attribute__((always_inline)) __m256 hsum_keys8(const __m256 *a)
@@ -105,9 +106,11 @@ static inline __attribute__((always_inline)) void hsum_pair8(const __m256 *a, fl
     const __m512i x_ = _mm512_loadu_si512((const void *)(p)); \
     *(lo) = _mm512_castsi512_ps(_mm512_slli_epi32(x_, 16)); \
     *(hi) = _mm512_castsi512_ps(_mm512_and_si512(x_, _mm512_set1_epi32(-65536))); } while (0)
-#define VHALF(p) _mm512_castpd_ps(_mm512_broadcast_f64x4(_mm256_loadu_pd((const double *)(const void *)(p))))
+#define VHALF(p) _mm512_castpd_ps(_mm512_broadcast_f64x4( \
+    _mm256_loadu_pd((const double *)(const void *)(p))))
 #define DECODE_HALF_PAIRS(p, lo, hi) do { \
-    const __m512i x_ = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(const void *)(p))); \
+    const __m512i x_ = _mm512_broadcast_i64x4( \
+        _mm256_loadu_si256((const __m256i *)(const void *)(p))); \
     *(lo) = _mm512_castsi512_ps(_mm512_slli_epi32(x_, 16)); \
     *(hi) = _mm512_castsi512_ps(_mm512_and_si512(x_, _mm512_set1_epi32(-65536))); } while (0)
 static inline __attribute__((always_inline)) __m512 hsum_keys16(const __m512 *a)

@@ -49,7 +49,8 @@ ALWAYS void FN(decode_scores_rows)(const float *restrict qs, const void *kc, siz
                 FN(decode_load2)(kc, at + (j + i) * d + c, half, &lo[i], &hi[i]);
             UNROLL for (size_t r = 0; r < R; r++) {
                 const V q0 = VLOAD(qs + (r0 + r) * d + c), q1 = VLOAD(qs + (r0 + r) * d + c + W);
-                UNROLL for (size_t i = 0; i < 4; i++) a[r][i] = VFMA(q1, hi[i], VFMA(q0, lo[i], a[r][i]));
+                UNROLL for (size_t i = 0; i < 4; i++)
+                    a[r][i] = VFMA(q1, hi[i], VFMA(q0, lo[i], a[r][i]));
             }
         }
         if (c < d) {
@@ -93,16 +94,19 @@ ALWAYS void FN(decode_scores_pairs)(const float *restrict qs, const float *restr
             UNROLL for (size_t p = 0; p < (R + 1) / 2; p++) {
                 const float *qq = qp + (r0 + 2 * p) * d + 2 * c;
                 const V q0 = VLOAD(qq), q1 = VLOAD(qq + W);
-                UNROLL for (size_t i = 0; i < 4; i++) a[p][i] = VFMA(q1, hi[i], VFMA(q0, lo[i], a[p][i]));
+                UNROLL for (size_t i = 0; i < 4; i++)
+                    a[p][i] = VFMA(q1, hi[i], VFMA(q0, lo[i], a[p][i]));
             }
         }
         UNROLL for (size_t p = 0; p + 2 <= R / 2; p += 2)
             DECODE_HSUM_PAIRS(a[p], a[p + 1], s + (r0 + 2 * p) * DECODE_BLOCK + j);
-        if (R % 4 != 0) DECODE_HSUM_PAIR(a[R / 4 * 2], s + (r0 + R / 4 * 4) * DECODE_BLOCK + j, R % 4);
+        if (R % 4 != 0)
+            DECODE_HSUM_PAIR(a[R / 4 * 2], s + (r0 + R / 4 * 4) * DECODE_BLOCK + j, R % 4);
     }
     for (; j < n; j++)
         for (size_t r = r0; r < r0 + R; r++)
-            s[r * DECODE_BLOCK + j] = VHSUM(FN(decode_dot)(qs + r * d, kc, at + j * d, half, d, VZERO()));
+            s[r * DECODE_BLOCK + j] =
+                VHSUM(FN(decode_dot)(qs + r * d, kc, at + j * d, half, d, VZERO()));
 }
 #endif
 ALWAYS void FN(decode_scores)(const float *restrict qs, const float *restrict qp,
@@ -198,7 +202,8 @@ ALWAYS void FN(decode_values)(const float *restrict s, const float *restrict alp
 ALWAYS size_t FN(decode_steps)(size_t rows, size_t n, size_t d)
 {
     const size_t pairs = d / (2 * W);
-    const size_t score_tiles = rows / DECODE_TALL + rows % DECODE_TALL / 4 + rows % 4 / 2 + rows % 2;
+    const size_t score_tiles = rows / DECODE_TALL + rows % DECODE_TALL / 4
+                             + rows % 4 / 2 + rows % 2;
     const size_t value_tiles = (rows / 4 + rows % 4) * ((pairs + 1) / 2);
     return score_tiles * (n / 4) + value_tiles * ((n + 3) / 4) + 1;
 }
