@@ -10,7 +10,7 @@
 #include "cpu/workers.h"
 typedef struct decode_job {
     const decode_params *p;
-    const float *qs;
+    const float *qs, *qp;            /* scaled queries: one row a vector, two */
     const void *k, *v;
     decode_cache cache;
     size_t rows, units;              /* rows of a group: (H/G) n_q */
@@ -21,31 +21,34 @@ typedef struct decode_job {
     int threads;
 } decode_job;
 enum { DECODE_AHEAD = 128 };   /* keys between a block and what it prefetches */
-typedef struct { const char *k, *v; size_t row_bytes, keys; } decode_ahead;
+typedef struct { const char *k, *v; size_t bytes, next, step; } decode_ahead;
 
-static decode_ahead decode_ahead_of(const decode_job *job, size_t base, size_t k0, size_t e)
+static decode_ahead decode_ahead_of(const decode_job *job, size_t base, size_t k0, size_t e,
+                                    size_t steps)
 {
     const size_t d = job->p->d, at = k0 + DECODE_AHEAD, nk = job->p->nk;
-    if (at >= nk) return (decode_ahead){ NULL, NULL, 0, 0 };
+    if (at >= nk) return (decode_ahead){ NULL, NULL, 0, 0, 0 };
     const size_t keys = nk - at < DECODE_BLOCK ? nk - at : DECODE_BLOCK;
+    const size_t lines = (keys * d * e + 63) / 64;
     return (decode_ahead){ (const char *)job->k + (base + at * d) * e,
-                           (const char *)job->v + (base + at * d) * e, d * e, keys };
+                           (const char *)job->v + (base + at * d) * e, keys * d * e, 0,
+                           (lines + steps - 1) / steps * 64 };
 }
-static inline __attribute__((always_inline)) void decode_prefetch(const decode_ahead *a,
-                                                                  size_t j)
+static inline __attribute__((always_inline)) void decode_prefetch(decode_ahead *a)
 {
-    if (j >= a->keys) return;
-    const size_t to = (j + 4 < a->keys ? j + 4 : a->keys) * a->row_bytes;
-    for (size_t b = j * a->row_bytes; b < to; b += 64) {
+    const size_t to = a->next + a->step < a->bytes ? a->next + a->step : a->bytes;
+    for (size_t b = a->next; b < to; b += 64) {
         __builtin_prefetch(a->k + b, 0, 2);
         __builtin_prefetch(a->v + b, 0, 2);
     }
+    a->next = to;
 }
 #define VEC_WIDTH 1
 #include "cpu/vec.h"
 #define VWIDEN(p) bf16_float(*(p))
 #define DECODE_PAIRS(p, lo, hi) (*(lo) = bf16_float((p)[0]), *(hi) = bf16_float((p)[1]))
 #define VHSUM4(a, b, c, d, out) ((out)[0] = (a), (out)[1] = (b), (out)[2] = (c), (out)[3] = (d))
+#define DECODE_TALL 4
 #include "cpu/decode_micro.h"
 #pragma GCC push_options
 #pragma GCC target("avx2,fma")
@@ -57,16 +60,40 @@ static inline __attribute__((always_inline)) void decode_prefetch(const decode_a
     const __m256i x_ = _mm256_loadu_si256((const __m256i *)(const void *)(p)); \
     *(lo) = _mm256_castsi256_ps(_mm256_slli_epi32(x_, 16)); \
     *(hi) = _mm256_castsi256_ps(_mm256_and_si256(x_, _mm256_set1_epi32(-65536))); } while (0)
-static inline __attribute__((always_inline)) void hsum4x8(__m256 a, __m256 b, __m256 c,
-                                                          __m256 d, float *out)
+#define VHALF(p) _mm256_broadcast_ps((const __m128 *)(const void *)(p))
+#define DECODE_HALF_PAIRS(p, lo, hi) do { \
+    const __m256i x_ = _mm256_broadcastsi128_si256( \
+        _mm_loadu_si128((const __m128i *)(const void *)(p))); \
+    *(lo) = _mm256_castsi256_ps(_mm256_slli_epi32(x_, 16)); \
+    *(hi) = _mm256_castsi256_ps(_mm256_and_si256(x_, _mm256_set1_epi32(-65536))); } while (0)
+static inline __attribute__((always_inline)) __m256 hsum_keys8(const __m256 *a)
 {
-    const __m256 ab = _mm256_add_ps(_mm256_unpacklo_ps(a, b), _mm256_unpackhi_ps(a, b));
-    const __m256 cd = _mm256_add_ps(_mm256_unpacklo_ps(c, d), _mm256_unpackhi_ps(c, d));
-    const __m256 u = _mm256_add_ps(_mm256_shuffle_ps(ab, cd, _MM_SHUFFLE(1, 0, 1, 0)),
-                                   _mm256_shuffle_ps(ab, cd, _MM_SHUFFLE(3, 2, 3, 2)));
-    _mm_storeu_ps(out, _mm_add_ps(_mm256_castps256_ps128(u), _mm256_extractf128_ps(u, 1)));
+    const __m256 ab = _mm256_add_ps(_mm256_unpacklo_ps(a[0], a[1]), _mm256_unpackhi_ps(a[0], a[1]));
+    const __m256 cd = _mm256_add_ps(_mm256_unpacklo_ps(a[2], a[3]), _mm256_unpackhi_ps(a[2], a[3]));
+    return _mm256_add_ps(_mm256_shuffle_ps(ab, cd, _MM_SHUFFLE(1, 0, 1, 0)),
+                         _mm256_shuffle_ps(ab, cd, _MM_SHUFFLE(3, 2, 3, 2)));
 }
-#define VHSUM4(a, b, c, d, out) hsum4x8(a, b, c, d, out)
+
+static inline __attribute__((always_inline)) void hsum_pairs8(const __m256 *a, const __m256 *b,
+                                                              float *out)
+{
+    const __m256 u = hsum_keys8(a), w = hsum_keys8(b);
+    _mm_storeu_ps(out, _mm256_castps256_ps128(u));
+    _mm_storeu_ps(out + DECODE_BLOCK, _mm256_extractf128_ps(u, 1));
+    _mm_storeu_ps(out + 2 * DECODE_BLOCK, _mm256_castps256_ps128(w));
+    _mm_storeu_ps(out + 3 * DECODE_BLOCK, _mm256_extractf128_ps(w, 1));
+}
+
+static inline __attribute__((always_inline)) void hsum_pair8(const __m256 *a, float *out,
+                                                             size_t rows)
+{
+    const __m256 u = hsum_keys8(a);
+    _mm_storeu_ps(out, _mm256_castps256_ps128(u));
+    if (rows > 1) _mm_storeu_ps(out + DECODE_BLOCK, _mm256_extractf128_ps(u, 1));
+}
+#define DECODE_HSUM_PAIRS(a, b, out) hsum_pairs8(a, b, out)
+#define DECODE_HSUM_PAIR(a, out, rows) hsum_pair8(a, out, rows)
+#define DECODE_TALL 4
 #include "cpu/decode_micro.h"
 #pragma GCC pop_options
 #pragma GCC push_options
@@ -79,18 +106,45 @@ static inline __attribute__((always_inline)) void hsum4x8(__m256 a, __m256 b, __
     const __m512i x_ = _mm512_loadu_si512((const void *)(p)); \
     *(lo) = _mm512_castsi512_ps(_mm512_slli_epi32(x_, 16)); \
     *(hi) = _mm512_castsi512_ps(_mm512_and_si512(x_, _mm512_set1_epi32(-65536))); } while (0)
-static inline __attribute__((always_inline)) void hsum4x16(__m512 a, __m512 b, __m512 c,
-                                                           __m512 d, float *out)
+#define VHALF(p) _mm512_castpd_ps(_mm512_broadcast_f64x4( \
+    _mm256_loadu_pd((const double *)(const void *)(p))))
+#define DECODE_HALF_PAIRS(p, lo, hi) do { \
+    const __m512i x_ = _mm512_broadcast_i64x4( \
+        _mm256_loadu_si256((const __m256i *)(const void *)(p))); \
+    *(lo) = _mm512_castsi512_ps(_mm512_slli_epi32(x_, 16)); \
+    *(hi) = _mm512_castsi512_ps(_mm512_and_si512(x_, _mm512_set1_epi32(-65536))); } while (0)
+static inline __attribute__((always_inline)) __m512 hsum_keys16(const __m512 *a)
 {
-    const __m512 ab = _mm512_add_ps(_mm512_unpacklo_ps(a, b), _mm512_unpackhi_ps(a, b));
-    const __m512 cd = _mm512_add_ps(_mm512_unpacklo_ps(c, d), _mm512_unpackhi_ps(c, d));
-    const __m512 u = _mm512_add_ps(_mm512_shuffle_ps(ab, cd, _MM_SHUFFLE(1, 0, 1, 0)),
-                                   _mm512_shuffle_ps(ab, cd, _MM_SHUFFLE(3, 2, 3, 2)));
-    const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(u), _mm256_castpd_ps(
-                                   _mm512_extractf64x4_pd(_mm512_castps_pd(u), 1)));
-    _mm_storeu_ps(out, _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1)));
+    const __m512 ab = _mm512_add_ps(_mm512_unpacklo_ps(a[0], a[1]), _mm512_unpackhi_ps(a[0], a[1]));
+    const __m512 cd = _mm512_add_ps(_mm512_unpacklo_ps(a[2], a[3]), _mm512_unpackhi_ps(a[2], a[3]));
+    return _mm512_add_ps(_mm512_shuffle_ps(ab, cd, _MM_SHUFFLE(1, 0, 1, 0)),
+                         _mm512_shuffle_ps(ab, cd, _MM_SHUFFLE(3, 2, 3, 2)));
 }
-#define VHSUM4(a, b, c, d, out) hsum4x16(a, b, c, d, out)
+
+static inline __attribute__((always_inline)) void hsum_pairs16(const __m512 *a, const __m512 *b,
+                                                               float *out)
+{
+    const __m512 u = hsum_keys16(a), w = hsum_keys16(b);
+    const __m512 t = _mm512_add_ps(_mm512_shuffle_f32x4(u, w, _MM_SHUFFLE(2, 0, 2, 0)),
+                                   _mm512_shuffle_f32x4(u, w, _MM_SHUFFLE(3, 1, 3, 1)));
+    _mm_storeu_ps(out, _mm512_castps512_ps128(t));
+    _mm_storeu_ps(out + DECODE_BLOCK, _mm512_extractf32x4_ps(t, 1));
+    _mm_storeu_ps(out + 2 * DECODE_BLOCK, _mm512_extractf32x4_ps(t, 2));
+    _mm_storeu_ps(out + 3 * DECODE_BLOCK, _mm512_extractf32x4_ps(t, 3));
+}
+
+static inline __attribute__((always_inline)) void hsum_pair16(const __m512 *a, float *out,
+                                                              size_t rows)
+{
+    const __m512 u = hsum_keys16(a);
+    const __m512 t = _mm512_add_ps(_mm512_shuffle_f32x4(u, u, _MM_SHUFFLE(2, 0, 2, 0)),
+                                   _mm512_shuffle_f32x4(u, u, _MM_SHUFFLE(3, 1, 3, 1)));
+    _mm_storeu_ps(out, _mm512_castps512_ps128(t));
+    if (rows > 1) _mm_storeu_ps(out + DECODE_BLOCK, _mm512_extractf32x4_ps(t, 1));
+}
+#define DECODE_HSUM_PAIRS(a, b, out) hsum_pairs16(a, b, out)
+#define DECODE_HSUM_PAIR(a, out, rows) hsum_pair16(a, out, rows)
+#define DECODE_TALL 8
 #include "cpu/decode_micro.h"
 #pragma GCC pop_options
 size_t decode_spans(size_t nk) { return (nk + DECODE_SPAN - 1) / DECODE_SPAN; }
@@ -157,6 +211,35 @@ static size_t decode_slot(size_t c, size_t d, size_t lanes)
     if (piece + 2 * lanes > d) return c;
     return piece + (i % 2 == 0 ? i / 2 : lanes + i / 2);
 }
+static size_t decode_pair_slot(size_t e, size_t side, size_t lanes, bool bf16_cache)
+{
+    const size_t c = e - e % lanes, i = e % lanes, h = lanes / 2;
+    const size_t upper = bf16_cache ? i % 2 : i / h, at = bf16_cache ? i / 2 : i % h;
+    return 2 * c + upper * lanes + side * h + at;
+}
+
+static float *decode_pair_rows(const decode_params *p, const float *q, size_t rows,
+                               size_t lanes, bool bf16_cache)
+{
+    const size_t d = p->d, groups = p->batch * p->kv_heads, even = rows + rows % 2;
+    float *qp = fa_alloc(groups * even * d * sizeof(float));      /* zeros */
+    for (size_t g = 0; lanes > 1 && g < groups; g++)
+        for (size_t r = 0; r < rows; r++)
+            for (size_t e = 0; e < d; e++)
+                qp[(g * even + r - r % 2) * d + decode_pair_slot(e, r % 2, lanes, bf16_cache)] =
+                    q[(g * rows + r) * d + e] * p->scale;
+    return qp;
+}
+static void decode_merge_add(float *out, const float *a, float keep, float take, size_t d,
+                             size_t lanes)
+{
+    size_t c = 0;
+    if (lanes > 0)
+        for (; c + 2 * lanes <= d; c += 2 * lanes)
+            for (size_t i = 0; i < 2 * lanes; i++)
+                out[c + i] = keep * out[c + i] + take * a[c + (i % 2 ? lanes + i / 2 : i / 2)];
+    for (; c < d; c++) out[c] = keep * out[c] + take * a[c];
+}
 static void decode_merge_row(const decode_job *job, size_t head, size_t r, float *out)
 {
     const size_t d = job->p->d, spans = decode_spans(job->p->nk);
@@ -168,9 +251,7 @@ static void decode_merge_row(const decode_job *job, size_t head, size_t r, float
         const softmax_partial both = softmax_merge(run, piece);
         if (both.max == -INFINITY) continue;
         const float keep = expf(run.max - both.max), take = expf(piece.max - both.max);
-        const float *a = job->acc + (unit * job->rows + r) * d;
-        for (size_t c = 0; c < d; c++)
-            out[c] = keep * out[c] + take * a[decode_slot(c, d, job->pairs)];
+        decode_merge_add(out, job->acc + (unit * job->rows + r) * d, keep, take, d, job->pairs);
         run = both;
     }
     const float inv = run.sum > 0 ? 1.0f / run.sum : 0.0f;
@@ -235,17 +316,19 @@ void attention_decode(const decode_params *p, const float *q, const void *k, con
     for (size_t i = 0; i < nqd; i++)
         qs[i - i % p->d + decode_slot(i % p->d, p->d, job.pairs)] = q[i] * p->scale;
     job.qs = qs;
+    job.qp = decode_pair_rows(p, q, job.rows, decode_lanes(isa), cfg->cache == DECODE_BF16);
     job.part = fa_alloc(job.units * job.rows * sizeof(softmax_partial));
     job.acc = fa_alloc(job.units * job.rows * p->d * sizeof(float));
     decode_run_threads(&job);
     decode_merge(&job, o);
-    fa_free((float *)job.qs); fa_free(job.part); fa_free(job.acc);
+    fa_free((float *)job.qs); fa_free((float *)job.qp); fa_free(job.part); fa_free(job.acc);
 }
 size_t attention_decode_bytes(const decode_params *p, const decode_config *cfg)
 {
     const size_t rows = p->heads / p->kv_heads * p->nq, units = decode_units(p);
     const size_t threads = cfg->threads < 1 ? 1 : (size_t)cfg->threads;
-    return sizeof(float) * (p->batch * p->heads * p->nq * p->d + units * rows * (p->d + 2)
+    return sizeof(float) * (p->batch * (p->heads * p->nq + p->kv_heads * (rows + rows % 2)) * p->d
+                            + units * rows * (p->d + 2)
                             + threads * decode_workspace_floats(p));
 }
 
