@@ -29,6 +29,7 @@ typedef struct {
     long seq_q, seq_k, kv_heads, decode_max_seq;     /* decoding; 0: not asked */
     const char *cache;
     double scale;
+    workers_crew *crew;       /* not an option: the run's threads, kept between calls */
 } ch08_options;
 static void apply_ch08_kernel_options(const ch08_options *o, attn_params *p);
 static void report_ch08_file_run(report *r, const ch08_options *o, const tensor *q,
@@ -102,7 +103,7 @@ static void parse_ch08_options(int argc, char **argv, ch08_options *o)
 }
 static fused_config config_of(const ch08_options *o, int threads)
 {
-    fused_config cfg = { .threads = threads, .isa = FUSED_ISA_AUTO,
+    fused_config cfg = { .threads = threads, .isa = FUSED_ISA_AUTO, .crew = o->crew,
                          .block_q = (size_t)o->block_q, .block_k = (size_t)o->block_k };
     if (strcmp(o->isa, "avx2") == 0) cfg.isa = FUSED_ISA_AVX2;
     else if (strcmp(o->isa, "avx512") == 0) cfg.isa = FUSED_ISA_AVX512;
@@ -925,7 +926,8 @@ static void bench_memory(const ch08_options *o)
     bool reset = false;
     if (clear) { reset = fputs("5", clear) >= 0; reset = fclose(clear) == 0 && reset; }
     fa_reset_peak();
-    const fused_config cfg = config_of(o, (int)o->threads);
+    fused_config cfg = config_of(o, (int)o->threads);
+    cfg.crew = NULL;                        /* the call's own workspaces, none kept */
     attention_fused(&p, qkv[0].data, qkv[1].data, qkv[2].data, out, &cfg, NULL);
     const double rss = (double)process_peak_rss();
     printf("# memory: fused n=%ld d=64 heads=%d threads=%ld: Q+K+V+O %.1f MiB, allocator peak "
@@ -1377,7 +1379,8 @@ void decode_problem_free(decode_problem *t)
 
 void decode_run(decode_problem *t, decode_cache cache, const decode_config *cfg)
 {
-    const decode_config c = { .threads = cfg->threads, .isa = cfg->isa, .cache = cache };
+    const decode_config c = { .threads = cfg->threads, .isa = cfg->isa, .cache = cache,
+                              .crew = cfg->crew };
     if (cache == DECODE_BF16) attention_decode(&t->p, t->q, t->k16, t->v16, t->o, &c);
     else attention_decode(&t->p, t->q, t->k32, t->v32, t->o, &c);
 }
@@ -1453,7 +1456,7 @@ static void run_decode(const ch08_options *o, report *r)
                                              o->kv_heads > 0 ? (size_t)o->kv_heads : (size_t)o->heads);
     const decode_cache cache = cache_of(o->cache);
     const decode_config cfg = { .threads = (int)o->threads, .isa = decode_isa_of(o, p.d),
-                                .cache = cache };
+                                .cache = cache, .crew = o->crew };
     const size_t rows = fa_mul(p.heads * p.nq, p.d);
     fa_require(decode_problem_bytes(&p, cache == DECODE_BF16) + fa_mul(rows, 2 * sizeof(double) + 4)
                + attention_decode_bytes(&p, &cfg), "the decoding step's Q, cache, output and workspace");
@@ -1507,7 +1510,8 @@ static void decode_row(table *tb, decode_problem *t, decode_cache cache, long th
     decode_run(t, cache, &one);
     float *first = fa_alloc(rows * sizeof(float));
     memcpy(first, t->o, rows * sizeof(float));
-    const decode_config cfg = { .threads = (int)threads, .isa = decode_isa_of(o, t->p.d) };
+    const decode_config cfg = { .threads = (int)threads, .isa = decode_isa_of(o, t->p.d),
+                                .crew = o->crew };
     const decode_speed sp = time_decode(t, cache, &cfg, (int)o->repeats, m);
     *all_same &= memcmp(first, t->o, rows * sizeof(float)) == 0;
     if (sp.s.max / sp.s.min > *widest) *widest = sp.s.max / sp.s.min;
@@ -1670,7 +1674,7 @@ static void run_decode_bench(const ch08_options *o, const ladder_profile *m)
         const decode_params p = decode_params_of(&(ch08_options){ .heads = BENCH_HEADS, .dim = 64 },
                                                  (size_t)b->nk, (size_t)b->kv);
         decode_problem t = decode_problem_new(&p, 0, true);
-        const decode_config c = { .threads = (int)b->threads };
+        const decode_config c = { .threads = (int)b->threads, .crew = o->crew };
         const decode_speed sp = time_decode(&t, b->bf16 ? DECODE_BF16 : DECODE_FP32, &c, 5, m);
         b->s = sp.s;
         b->limit = sp.limit;
@@ -1729,7 +1733,8 @@ int main(int argc, char **argv)
     #endif
     if (o.traffic_run) { traffic_run(&o); return 0; }
     if (o.profile_run) { profile_run(o.profile_run); return 0; }
-    if (o.bench) { run_bench(&o); return 0; }
+    o.crew = crew_open((int)o.threads, CH08_PROGRAM);
+    if (o.bench) { run_bench(&o); crew_close(o.crew); return 0; }
     const bool files = o.q_path || o.k_path || o.v_path || o.out_path;
     if (files && decode_mode(&o))
         die_usage(CH08_PROGRAM, "decoding draws its own inputs: --seq-k, --seq-q, --kv-heads "
@@ -1739,5 +1744,6 @@ int main(int argc, char **argv)
     else if (decode_mode(&o)) run_decode(&o, r);
     else run_receipts(&o, r);
     report_finish(r, stdout);
+    crew_close(o.crew);
     return 0;
 }

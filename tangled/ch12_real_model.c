@@ -407,13 +407,14 @@ static void merge_heads(const float *h, size_t len, float *x)
                    BERT_DIM * sizeof(float));
 }
 static void attend(const float *q, const float *k, const float *v, size_t len,
-                   ch12_attention a, int threads, float *heads, float *ctx)
+                   ch12_attention a, int threads, ch12_work *w, float *ctx)
 {
+    float *heads = w->heads;
     float *qh = heads, *kh = qh + len * BERT_HIDDEN, *vh = kh + len * BERT_HIDDEN,
           *oh = vh + len * BERT_HIDDEN;
     split_heads(q, len, qh); split_heads(k, len, kh); split_heads(v, len, vh);
     attn_params p = attn_default(1, BERT_HEADS, len, len, BERT_DIM);
-    const fused_config fused = { .threads = threads };
+    const fused_config fused = { .threads = threads, .crew = w->crew };
     if (a == ATTN_NAIVE) attention_naive(&p, qh, kh, vh, oh);
     else if (a == ATTN_TILED) attention_tiled(&p, qh, kh, vh, oh, NULL);
     else if (a == ATTN_FUSED) attention_fused(&p, qh, kh, vh, oh, &fused, NULL);
@@ -469,7 +470,7 @@ static void layer_forward(const bert_layer *l, const ch12_batch *b, ch12_attenti
     lap(&since, &t->linear);
     for (size_t s = 0; s < b->count; s++) {
         const size_t at = b->offset[s] * BERT_HIDDEN, len = b->offset[s + 1] - b->offset[s];
-        attend(w->q + at, w->k + at, w->v + at, len, a, threads, w->heads, w->ctx + at);
+        attend(w->q + at, w->k + at, w->v + at, len, a, threads, w, w->ctx + at);
     }
     lap(&since, &t->attention);
     linear(&l->o, w->ctx, n, BERT_HIDDEN, BERT_HIDDEN, w->tmp);
@@ -526,6 +527,7 @@ void ch12_work_free(ch12_work *w)
 {
     float *parts[] = { w->x, w->q, w->k, w->v, w->ctx, w->tmp, w->up, w->heads };
     for (size_t i = 0; i < 8; i++) fa_free(parts[i]);
+    crew_close(w->crew);
 }
 void bert_encode(const bert_model *m, const ch12_batch *b, ch12_attention a, int threads,
                  ch12_work *w, float *out, ch12_times *t)
@@ -533,6 +535,10 @@ void bert_encode(const bert_model *m, const ch12_batch *b, ch12_attention a, int
     ch12_times unused = { 0 };
     if (!t) t = &unused;
     openblas_set_num_threads(threads);
+    if (a == ATTN_FUSED && threads > 1 && !crew_for(w->crew, threads)) {
+        crew_close(w->crew);
+        w->crew = crew_open(threads, "bert_encode");
+    }
     double since = now_seconds();
     embed(m, b, w->x);
     lap(&since, &t->other);

@@ -7,6 +7,7 @@
 #include "harness/harness.h"
 #include "harness/safetensors.h"
 #include "cpu/amx_attention.h"
+#include "cpu/workers.h"
 #define CH12_PROGRAM "ch12_real_model"
 enum { BERT_HIDDEN = 384, BERT_HEADS = 12, BERT_DIM = 32, BERT_FF = 1536, BERT_LAYERS = 6,
        BERT_VOCAB = 30522, BERT_POSITIONS = 512, BERT_TYPES = 2, BERT_MAX_TOKENS = 256 };
@@ -46,7 +47,11 @@ typedef struct {
     const size_t *offset;      /* count + 1: sentence s is tokens offset[s] .. offset[s+1]-1 */
     const int32_t *ids;        /* offset[count] token ids, end to end */
 } ch12_batch;
-typedef struct { float *x, *q, *k, *v, *ctx, *tmp, *up, *heads; size_t tokens; } ch12_work;
+typedef struct {
+    float *x, *q, *k, *v, *ctx, *tmp, *up, *heads;
+    size_t tokens;
+    workers_crew *crew;        /* the attention's threads, kept from call to call */
+} ch12_work;
 const char *ch12_attention_name(ch12_attention a);
 amx_kernel ch12_bf16_engine(void);
 size_t ch12_work_bytes(size_t tokens);

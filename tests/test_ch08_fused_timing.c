@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 #include "harness/harness.h"
 #include "cpu/attention.h"
 #include "cpu/vexp.h"
@@ -176,6 +177,82 @@ Test(ch08, workers_start_each_thread_once_on_a_processor_of_its_own)
         }
     }
 }
+static void *count_share(void *arg)
+{
+    (*(int *)arg)++;
+    return NULL;
+}
+Test(ch08, a_crew_runs_every_share_once_a_round)
+{
+    enum { ROUNDS = 3000 };
+    for (int n = 1; n <= 4; n++) {
+        workers_crew *crew = crew_open(n, "test");
+        int runs[4] = { 0 };
+        for (int round = 0; round < ROUNDS; round++) {
+            if (round % 500 == 0) nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+            workers_run(crew, n, count_share, runs, sizeof runs[0], "test");
+        }
+        for (int t = 0; t < n; t++)
+            cr_expect_eq(runs[t], ROUNDS, "n = %d, thread %d", n, t);
+        crew_close(crew);
+    }
+}
+static void *note_cpu(void *arg)
+{
+    *(int *)arg = sched_getcpu();
+    return NULL;
+}
+Test(ch08, a_crew_member_moves_off_the_callers_processor)
+{
+    cpu_set_t allowed, one;
+    cr_assert(sched_getaffinity(0, sizeof allowed, &allowed) == 0);
+    if (CPU_COUNT(&allowed) < 2) cr_skip_test("one processor: nothing to share");
+    workers_crew *crew = crew_open(2, "test");
+    int cpu[2];
+    workers_run(crew, 2, note_cpu, cpu, sizeof cpu[0], "test");
+    CPU_ZERO(&one);
+    CPU_SET(cpu[1], &one);
+    cr_assert(sched_setaffinity(0, sizeof one, &one) == 0);
+    workers_run(crew, 2, note_cpu, cpu, sizeof cpu[0], "test");
+    cr_expect_neq(cpu[0], cpu[1], "caller and member both on processor %d", cpu[0]);
+    sched_setaffinity(0, sizeof allowed, &allowed);
+    crew_close(crew);
+}
+Test(ch08, a_crew_gives_the_bits_of_threads_started_for_the_call)
+{
+    ch08_problem big = ch08_problem_new(4, 700, 700, 128, false, 0);
+    ch08_problem t = ch08_problem_new(3, 300, 300, 64, true, 0);
+    fused_error(&t, 0, 0, FUSED_ISA_AUTO, 2);
+    float *fresh = fa_alloc(t.count * 4);
+    memcpy(fresh, t.o, t.count * 4);
+    workers_crew *crew = crew_open(2, "test"), *three = crew_open(3, "test");
+    fused_config cfg = { .threads = 2, .crew = crew };
+    attention_fused(&big.p, big.q, big.k, big.v, big.o, &cfg, NULL);
+    for (int i = 0; i < 2; i++) {
+        cfg.crew = i ? three : crew;
+        memset(t.o, 0xff, t.count * 4);
+        attention_fused(&t.p, t.q, t.k, t.v, t.o, &cfg, NULL);
+        cr_expect(memcmp(fresh, t.o, t.count * 4) == 0, "a crew of %d", i ? 3 : 2);
+    }
+    const decode_params dp = { .batch = 1, .heads = 8, .kv_heads = 2, .nq = 2,
+                               .nk = 3 * DECODE_SPAN + 5, .d = 64, .scale = 0.125f };
+    decode_problem dt = decode_problem_new(&dp, 4, true);
+    const size_t dcount = 8 * 2 * 64;
+    decode_run(&dt, DECODE_BF16, &(decode_config){ .threads = 2 });
+    float *dfresh = fa_alloc(dcount * 4);
+    memcpy(dfresh, dt.o, dcount * 4);
+    for (int c = 0; c < 2; c++) {
+        memset(dt.o, 0xff, dcount * 4);
+        decode_run(&dt, c ? DECODE_BF16 : DECODE_FP32, &(decode_config){ .threads = 2,
+                   .crew = crew });
+    }
+    cr_expect(memcmp(dfresh, dt.o, dcount * 4) == 0, "decoding on a crew");
+    fa_free(dfresh);
+    decode_problem_free(&dt);
+    crew_close(crew); crew_close(three);
+    fa_free(fresh);
+    ch08_problem_free(&big); ch08_problem_free(&t);
+}
 Test(ch08, counters_equal_their_formulas)
 {
     const double h = 8, d = 64;
@@ -300,9 +377,11 @@ static size_t fused_extra_bytes(int threads)
 Test(ch08, extra_memory_is_one_workspace_per_thread)
 {
     const size_t one = fused_extra_bytes(1), two = fused_extra_bytes(2);
+    const size_t three = fused_extra_bytes(3);
     cr_assert_gt(two, one, "a second thread adds a workspace of its own");
-    for (int t = 3; t <= 6; t++)
-        cr_expect_eq(fused_extra_bytes(t), one + (size_t)(t - 1) * (two - one),
+    cr_expect_geq(two - one, three - two, "the second thread adds a workspace and handles");
+    for (int t = 4; t <= 6; t++)
+        cr_expect_eq(fused_extra_bytes(t), two + (size_t)(t - 2) * (three - two),
                      "%d threads", t);
 }
 static const size_t DECODE_SHAPES[][5] = {   /* n_q, n_k, H, G, d */

@@ -19,6 +19,7 @@ typedef struct decode_job {
     float *acc;                      /* units x rows x d */
     void (*span)(const struct decode_job *job, size_t unit, float *ws);
     int threads;
+    workers_crew *crew;              /* NULL: the workspaces are the call's own */
 } decode_job;
 enum { DECODE_AHEAD = 128 };   /* keys between a block and what it prefetches */
 typedef struct { const char *k, *v; size_t bytes, next, step; } decode_ahead;
@@ -281,23 +282,21 @@ static void *decode_worker(void *arg)
 {
     const decode_thread *me = arg;
     const decode_job *job = me->job;
-    float *ws = fa_alloc(decode_workspace_floats(job->p) * sizeof(float));
+    const size_t bytes = decode_workspace_floats(job->p) * sizeof(float);
+    float *ws = job->crew ? crew_scratch(job->crew, me->t, bytes) : fa_alloc(bytes);
     const size_t end = decode_first_unit(job->units, job->threads, me->t + 1);
     for (size_t u = decode_first_unit(job->units, job->threads, me->t); u < end; u++)
         job->span(job, u, ws);
-    fa_free(ws);
+    if (!job->crew) fa_free(ws);
     return NULL;
 }
 static void decode_run_threads(const decode_job *job)
 {
     enum { MAX_THREADS = 1024 };
-    pthread_t id[MAX_THREADS];
     decode_thread arg[MAX_THREADS];
     const int n = job->threads < MAX_THREADS ? job->threads : MAX_THREADS;
     for (int t = 0; t < n; t++) arg[t] = (decode_thread){ job, t };
-    workers_start(id, n, decode_worker, arg, sizeof arg[0], "decode");
-    decode_worker(&arg[0]);
-    workers_join(id, n);
+    workers_run(job->crew, n, decode_worker, arg, sizeof arg[0], "decode");
 }
 void attention_decode(const decode_params *p, const float *q, const void *k, const void *v,
                       float *o, const decode_config *cfg)
@@ -311,6 +310,7 @@ void attention_decode(const decode_params *p, const float *q, const void *k, con
                        .threads = cfg->threads < 1 ? 1 : cfg->threads,
                        .span = decode_copy(isa),
                        .pairs = cfg->cache == DECODE_BF16 ? decode_lanes(isa) : 0 };
+    job.crew = crew_for(cfg->crew, job.threads);
     const size_t nqd = p->batch * p->heads * p->nq * p->d;
     float *qs = fa_alloc(nqd * sizeof(float));
     for (size_t i = 0; i < nqd; i++)
@@ -329,7 +329,8 @@ size_t attention_decode_bytes(const decode_params *p, const decode_config *cfg)
     const size_t threads = cfg->threads < 1 ? 1 : (size_t)cfg->threads;
     return sizeof(float) * (p->batch * (p->heads * p->nq + p->kv_heads * (rows + rows % 2)) * p->d
                             + units * rows * (p->d + 2)
-                            + threads * decode_workspace_floats(p));
+                            + threads * decode_workspace_floats(p))
+         + threads * sizeof(pthread_t);
 }
 
 size_t decode_cache_bytes(const decode_params *p, decode_cache cache)

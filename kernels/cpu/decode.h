@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include "cpu/bf16.h"
+#include "cpu/workers.h"
 enum { DECODE_MAX_ROWS = 16,      /* query rows per head, n_q      */
        DECODE_MAX_KEYS = 131072,  /* keys of the cache, n_k        */
        DECODE_SPAN = 1024,        /* keys per piece of work: fixed */
@@ -21,6 +22,7 @@ typedef struct {
     int          threads;   /* >= 1 */
     decode_isa   isa;       /* AUTO: the widest the CPU has and FA_ISA allows */
     decode_cache cache;     /* the element type of K and V */
+    workers_crew *crew;     /* NULL, or threads kept between calls (workers.h) */
 } decode_config;
 const char *decode_params_problem(const decode_params *p);   /* NULL: usable */
 size_t decode_spans(size_t nk);                    /* spans of DECODE_SPAN keys */

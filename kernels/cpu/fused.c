@@ -229,24 +229,27 @@ typedef struct { size_t qs, acc, m, l, kt, vp, sbuf; } fused_workspace_floats;
 
 static fused_workspace_floats workspace_floats(const attn_params *p, fused_isa_copy isa)
 {
-    const size_t rows = round_up(p->block_q, isa.rows), dp = round_up(p->d, isa.lanes);
+    const size_t rows = round_up(smaller(p->block_q, p->nq), isa.rows);
+    const size_t dp = round_up(p->d, isa.lanes);
     return (fused_workspace_floats){ .qs = rows * dp, .acc = rows * dp, .m = rows, .l = rows,
                                      .kt = p->d * FUSED_KEY_TILE, .vp = FUSED_KEY_TILE * dp,
                                      .sbuf = isa.rows * FUSED_KEY_TILE };
 }
-static fused_workspace workspace_alloc(const attn_params *p, fused_isa_copy isa)
+static size_t line_up(size_t floats) { return round_up(floats, 16); }
+
+static size_t workspace_total(fused_workspace_floats n)
 {
-    const fused_workspace_floats n = workspace_floats(p, isa);
-    return (fused_workspace){
-        .qs = fa_alloc(float_bytes(n.qs)), .acc = fa_alloc(float_bytes(n.acc)),
-        .m = fa_alloc(float_bytes(n.m)), .l = fa_alloc(float_bytes(n.l)),
-        .kt = fa_alloc(float_bytes(n.kt)), .vp = fa_alloc(float_bytes(n.vp)),
-        .sbuf = fa_alloc(float_bytes(n.sbuf)) };
+    return line_up(n.qs) + line_up(n.acc) + line_up(n.m) + line_up(n.l)
+         + line_up(n.kt) + line_up(n.vp) + line_up(n.sbuf);
 }
-static void workspace_release(fused_workspace *w)
+static fused_workspace workspace_carve(float *block, fused_workspace_floats n)
 {
-    fa_free(w->qs); fa_free(w->acc); fa_free(w->m); fa_free(w->l);
-    fa_free(w->kt); fa_free(w->vp); fa_free(w->sbuf);
+    fused_workspace w;
+    w.qs = block;                  w.acc = w.qs + line_up(n.qs);
+    w.m = w.acc + line_up(n.acc);  w.l = w.m + line_up(n.m);
+    w.kt = w.l + line_up(n.l);     w.vp = w.kt + line_up(n.kt);
+    w.sbuf = w.vp + line_up(n.vp);
+    return w;
 }
 typedef struct { size_t head, q0, cost; } fused_item;
 
@@ -264,6 +267,7 @@ typedef struct {
     float *o, *lse;             /* lse: NULL, or one float per query row */
     fused_isa_copy isa;
     bool count_only;
+    workers_crew *crew;         /* NULL: the workspaces are the call's own */
     const fused_item *items;
     size_t item_count;
     atomic_size_t next;         /* the next item to hand out */
@@ -338,11 +342,20 @@ static void run_item(const fused_job *job, fused_workspace *w, fused_item it,
         finish_item(w, p, it.q0, rows, dp, job->o + (it.head * p->nq + it.q0) * p->d,
                     job->lse ? job->lse + it.head * p->nq + it.q0 : NULL);
 }
-typedef struct { fused_job *job; fused_workspace w; attn_counts counts; } fused_worker;
-
+typedef struct {
+    fused_job *job;
+    int t;
+    float *block;               /* the workspace's memory */
+    fused_workspace w;
+    attn_counts counts;
+} fused_worker;
 static void *worker_main(void *arg)
 {
     fused_worker *me = arg;
+    const fused_workspace_floats n = workspace_floats(me->job->p, me->job->isa);
+    const size_t bytes = float_bytes(workspace_total(n));
+    me->block = me->job->crew ? crew_scratch(me->job->crew, me->t, bytes) : fa_alloc(bytes);
+    me->w = workspace_carve(me->block, n);
     for (;;) {
         const size_t i = atomic_fetch_add(&me->job->next, 1);
         if (i >= me->job->item_count) break;
@@ -353,8 +366,7 @@ static void *worker_main(void *arg)
 static fused_worker *workers_prepare(fused_job *job, int n)
 {
     fused_worker *workers = fa_alloc(fa_mul((size_t)n, sizeof *workers));
-    for (int t = 0; t < n; t++)
-        workers[t] = (fused_worker){ .job = job, .w = workspace_alloc(job->p, job->isa) };
+    for (int t = 0; t < n; t++) workers[t] = (fused_worker){ .job = job, .t = t };
     return workers;
 }
 static attn_counts workers_retire(fused_worker *workers, int n)
@@ -362,7 +374,7 @@ static attn_counts workers_retire(fused_worker *workers, int n)
     attn_counts total = { 0 };
     for (int t = 0; t < n; t++) {
         add_counts(&total, &workers[t].counts);
-        workspace_release(&workers[t].w);
+        if (!workers[t].job->crew) fa_free(workers[t].block);
     }
     fa_free(workers);
     return total;
@@ -400,11 +412,7 @@ void add_counts(attn_counts *to, const attn_counts *c)
 static attn_counts run_workers(fused_job *job, int n)
 {
     fused_worker *workers = workers_prepare(job, n);
-    pthread_t *ids = fa_alloc(fa_mul((size_t)n, sizeof *ids));
-    workers_start(ids, n, worker_main, workers, sizeof *workers, "attention_fused");
-    worker_main(&workers[0]);
-    workers_join(ids, n);
-    fa_free(ids);
+    workers_run(job->crew, n, worker_main, workers, sizeof *workers, "attention_fused");
     return workers_retire(workers, n);
 }
 static size_t level2_bytes(void)
@@ -442,13 +450,14 @@ void attention_fused(const attn_params *p, const float *q, const float *k,
                  fused_isa_name(cfg->isa), fa_isa_name(fa_isa_cap(NULL)));
     const attn_params blocks = fused_blocks(p, cfg);
     require_params(&blocks, "attention_fused");
+    const int threads = cfg->threads < 1 ? 1 : cfg->threads;
     fused_job job = { .p = &blocks, .q = q, .k = k, .v = v, .o = o, .lse = cfg->lse,
                       .isa = copy_for(fused_isa_chosen(cfg->isa)),
-                      .count_only = cfg->count_only };
+                      .count_only = cfg->count_only, .crew = crew_for(cfg->crew, threads) };
     fused_item *items = make_items(&blocks, &job.item_count);
     job.items = items;
     atomic_init(&job.next, 0);
-    const attn_counts total = run_workers(&job, cfg->threads < 1 ? 1 : cfg->threads);
+    const attn_counts total = run_workers(&job, threads);
     if (counts) *counts = total;
     fa_free(items);
     if (!cfg->count_only) attention_repair(p, q, k, v, o);
@@ -457,7 +466,7 @@ size_t attention_fused_bytes(const attn_params *given, const fused_config *cfg)
 {
     const attn_params chosen = fused_blocks(given, cfg), *p = &chosen;
     const fused_workspace_floats n = workspace_floats(p, copy_for(fused_isa_chosen(cfg->isa)));
-    const size_t per_thread = float_bytes(n.qs + n.acc + n.m + n.l + n.kt + n.vp + n.sbuf)
+    const size_t per_thread = float_bytes(workspace_total(n))
                             + sizeof(fused_worker) + sizeof(pthread_t);
     const size_t blocks = (p->nq + p->block_q - 1) / p->block_q;
     return fa_mul((size_t)(cfg->threads < 1 ? 1 : cfg->threads), per_thread)

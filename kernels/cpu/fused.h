@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include "cpu/attention.h"
+#include "cpu/workers.h"
 typedef struct {
     double flops;             /* 2 per multiply-add, in the tiles computed */
     double q_bytes, k_bytes, v_bytes, o_bytes;  /* tensor traffic          */
@@ -27,6 +28,7 @@ typedef struct {
     bool      count_only;   /* walk the blocks and count; compute nothing */
     size_t    block_q, block_k;  /* 0: the kernel's own choice          */
     float    *lse;          /* NULL, or per query row m + log l (-inf: no key) */
+    workers_crew *crew;     /* NULL, or threads kept between calls        */
 } fused_config;
 
 void attention_fused(const attn_params *p, const float *q, const float *k,
