@@ -217,6 +217,9 @@ endif
 ifneq ($(filter ch09_backward,$(PROGRAMS)),)
 $(B)/receipts/ch09_backward.json: $(wildcard $(RECORDED)/bench-*.txt)
 endif
+ifneq ($(filter ch11_amx,$(PROGRAMS)),)
+$(B)/receipts/ch11_amx.json: $(wildcard $(RECORDED)/bench-*.txt)
+endif
 ifneq ($(filter ch12_real_model,$(PROGRAMS)),)
 $(B)/receipts/ch12_real_model.json: $(wildcard $(RECORDED)/bench-*.txt)
 endif

@@ -13,7 +13,8 @@ static void write_ch11_walk_data(const char *dir);
 ch11_options ch11_defaults(void)
 {
     return (ch11_options){ .kernel = "auto", .heads = 4, .seq = 1024, .seq_k = 0, .dim = 64,
-                           .threads = ladder_cpus(), .repeats = 3 };
+                           .threads = ladder_cpus(), .repeats = 3,
+                           .recorded = "chapters/recorded" };
 }
 static void parse_ch11_options(int argc, char **argv, ch11_options *o)
 {
@@ -39,6 +40,8 @@ static void parse_ch11_options(int argc, char **argv, ch11_options *o)
         { "data", OPT_STRING, &o->data_dir, 0, 0, "DIR", "write figure data to DIR" },
         { "machine", OPT_STRING, &o->machine, 0, 0, "FILE",
           "chapter 1's machine profile (default $FA_MACHINE; with neither, measure now)" },
+        { "recorded", OPT_STRING, &o->recorded, 0, 0, "PATH",
+          "the recorded benchmark to report: a file, or a folder of bench-*.txt" },
     };
     options_parse(argc, argv, CH11_PROGRAM, "bf16 attention on AMX tiles, AVX512-BF16, or their model",
                   opts, sizeof opts / sizeof opts[0]);
@@ -235,18 +238,24 @@ static const struct { const char *what; int ops; } SOFTMAX_OPS[] = {
     { "widen the bf16 back and add into the sums", 10 },
 };
 
+static int ch11_step_vector_ops(void)
+{
+    int ops = 4 * 64 / 16;                            /* the accumulator's rescaling */
+    for (size_t i = 0; i < sizeof SOFTMAX_OPS / sizeof SOFTMAX_OPS[0]; i++)
+        ops += SOFTMAX_OPS[i].ops;
+    return 16 * ops;
+}
+static int ch11_step_vector_cycles(void) { return ch11_step_vector_ops() / 2; }
+static int ch11_step_tile_cycles(void) { return 16 * (2 * 64 / 32 + 64 / 16); }
+
 static void report_budget(report *r)
 {
     static const char *const cols[] = { "per row of a step", "instructions", NULL };
     table *t = report_table(r, "budget", "Vector instructions per row of a step, d = 64", cols);
-    int ops = 0;
-    for (size_t i = 0; i < sizeof SOFTMAX_OPS / sizeof SOFTMAX_OPS[0]; i++) {
+    for (size_t i = 0; i < sizeof SOFTMAX_OPS / sizeof SOFTMAX_OPS[0]; i++)
         table_rowf(t, "%s|%d", SOFTMAX_OPS[i].what, SOFTMAX_OPS[i].ops);
-        ops += SOFTMAX_OPS[i].ops;
-    }
     table_rowf(t, "rescale the accumulator: load, load, multiply-add, store per 16 columns|%d", 4 * 64 / 16);
-    ops += 4 * 64 / 16;
-    const int step = 16 * ops, tile_cycles = 16 * (2 * 64 / 32 + 64 / 16);
+    const int step = ch11_step_vector_ops(), tile_cycles = ch11_step_tile_cycles();
     report_factf(r, "vector_ops", "%d", step);
     report_factf(r, "vector_cycles", "%d", step / 2);
     report_factf(r, "tile_cycles", "%d", tile_cycles);
@@ -409,6 +418,9 @@ static void run_ch11_receipts(const ch11_options *o, report *r)
     report_walk(r, o->data_dir);
     report_figures(r, o->data_dir);
     report_budget(r);
+    char note[4096];
+    ch11_recorded_note(o->recorded, note, sizeof note);
+    report_fact(r, "recorded_note", note);
     if (o->quick) return;
     report_peaks(r, o, vdp, amx);
     report_speed(r, o, vdp, amx);
@@ -488,6 +500,119 @@ static void run_ch11_bench(const ch11_options *o)
         const spread s = ch11_time_kernel(kernel, &p, (int)cfg[i].threads, 3);
         print_bench_line(ch11_kernel_name(kernel), &cfg[i], s, torch[i], 2 * i + 1 < got);
     }
+}
+enum { CH11_MAX_RECORDS = 8, CH11_RECORDED_ROWS = 64 };
+typedef struct { long n, d, threads; int causal; double median, x_bf16, x_fp32, fused; } ch11_row;
+typedef struct {
+    char when[64], machine[128], kernel[32], unit[32];
+    double fp32_peak, unit_peak;
+    int count, fused_count;
+    ch11_row row[CH11_RECORDED_ROWS], fused[CH11_RECORDED_ROWS];
+} ch11_record;
+static void match_fused(ch11_record *rec)
+{
+    for (int i = 0; i < rec->count; i++)
+        for (int j = 0; j < rec->fused_count; j++) {
+            const ch11_row *a = &rec->row[i], *b = &rec->fused[j];
+            if (a->n == b->n && a->d == b->d && a->causal == b->causal
+                && a->threads == b->threads)
+                rec->row[i].fused = b->median;
+        }
+}
+static bool read_ch11_record(const char *path, ch11_record *rec)
+{
+    FILE *f = fopen(path, "r");
+    char line[1024];
+    *rec = (ch11_record){ .when = "(unknown)", .machine = "(unknown)", .kernel = "?" };
+    if (!f) return false;
+    while (fgets(line, sizeof line, f)) {
+        ch11_row w = { .x_bf16 = NAN, .x_fp32 = NAN, .fused = NAN };
+        sscanf(line, "# make bench: date %63s", rec->when);
+        sscanf(line, "# ch11_amx: %127[^;]; kernel %31[^;]", rec->machine, rec->kernel);
+        sscanf(line, "# peak GFLOP/s, one thread: fp32 FMA %lf (chapter 1's profile), %31s %lf",
+               &rec->fp32_peak, rec->unit, &rec->unit_peak);
+        if (rec->count < CH11_RECORDED_ROWS
+            && sscanf(line, "ch11_amx %*s %ld %ld %d %ld %*d %lf %*f %*f %*f %lf %lf", &w.n, &w.d,
+                      &w.causal, &w.threads, &w.median, &w.x_bf16, &w.x_fp32) >= 5)
+            rec->row[rec->count++] = w;
+        if (rec->fused_count < CH11_RECORDED_ROWS
+            && sscanf(line, "ch08_fused_timing fused %ld %ld %d %ld %*d %lf", &w.n, &w.d, &w.causal,
+                      &w.threads, &w.median) == 5)
+            rec->fused[rec->fused_count++] = w;
+    }
+    fclose(f);
+    match_fused(rec);
+    return rec->count > 0;
+}
+typedef struct { double lo, hi; int met, of; } ch11_range;
+
+static double ch11_ratio(const ch11_row *w, int which)
+{
+    return which == 0 ? w->x_bf16 : which == 1 ? w->x_fp32 : w->fused / w->median;
+}
+static ch11_range ch11_range_of(const ch11_record *rec, int which, double goal)
+{
+    ch11_range g = { INFINITY, -INFINITY, 0, 0 };
+    for (int i = 0; i < rec->count; i++) {
+        const double x = round(100 * ch11_ratio(&rec->row[i], which)) / 100;
+        if (!isfinite(x)) continue;
+        g.lo = fmin(g.lo, x);
+        g.hi = fmax(g.hi, x);
+        g.of++;
+        g.met += x >= goal;
+    }
+    return g;
+}
+static int ch11_step_vector_cycles(void);
+static int ch11_step_tile_cycles(void);
+
+static void ch11_miss_reason(char *buf, size_t size, const ch11_record *rec)
+{
+    if (rec->unit_peak > 4 * rec->fp32_peak)
+        snprintf(buf, size, " There the tile unit's peak is %.0f times the fp32 multiply-add's, "
+                 "and the kernel waits on its vector work: %d vector cycles a step against %d "
+                 "of the tiles (the count above).", rec->unit_peak / rec->fp32_peak,
+                 ch11_step_vector_cycles(), ch11_step_tile_cycles());
+    else
+        snprintf(buf, size, " There %s peaks at %.0f GFLOP/s on one core against the fp32 "
+                 "multiply-add's %.0f, so bf16 can gain only on memory and packing.",
+                 rec->unit, rec->unit_peak, rec->fp32_peak);
+}
+static void ch11_record_sentence(char *buf, size_t size, const ch11_record *rec)
+{
+    const bool tiles = strcmp(rec->kernel, "amx") == 0;
+    const double goal = tiles ? 2.0 : 1.3;
+    const ch11_range b = ch11_range_of(rec, 0, goal), f = ch11_range_of(rec, 1, 0),
+                     own = ch11_range_of(rec, 2, 1.0);
+    char torch[256] = "PyTorch was not recorded", ours[160] = "", why[320] = "";
+    if (b.of)
+        snprintf(torch, sizeof torch, "%.2f–%.2f× PyTorch's bf16 attention (the goal of %.1f× "
+                 "met in %d of %d) and %.2f–%.2f× its fp32", b.lo, b.hi, goal, b.met, b.of,
+                 f.lo, f.hi);
+    if (own.of)
+        snprintf(ours, sizeof ours, "; %.2f–%.2f× chapter 8's fp32 kernel, at least as fast "
+                 "in %d of %d", own.lo, own.hi, own.met, own.of);
+    if ((b.of && b.met < b.of) || (!tiles && own.met < own.of))
+        ch11_miss_reason(why, sizeof why, rec);
+    snprintf(buf, size, "On %s, recorded %.16s, the %s engine ran at %s%s.%s", rec->machine,
+             rec->when, tiles ? "tile (AMX)" : strcmp(rec->kernel, "avx512bf16") == 0
+             ? "AVX512-BF16" : rec->kernel, torch, ours, why);
+}
+void ch11_recorded_note(const char *path, char *note, size_t size)
+{
+    static char names[CH11_MAX_RECORDS][LADDER_PATH_MAX];
+    const size_t files = ladder_recorded_files(path, names, CH11_MAX_RECORDS);
+    ch11_record *rec = fa_alloc(sizeof *rec);
+    size_t used = 0;
+    note[0] = '\0';
+    for (size_t i = 0; i < files && used < size; i++) {
+        if (!read_ch11_record(names[i], rec)) continue;
+        char one[1024];
+        ch11_record_sentence(one, sizeof one, rec);
+        used += (size_t)snprintf(note + used, size - used, "%s%s", used ? " " : "", one);
+    }
+    if (used == 0) snprintf(note, size, "(Nothing is recorded yet.)");
+    fa_free(rec);
 }
 int main(int argc, char **argv)
 {

@@ -9,6 +9,7 @@
 #define CH11_PROGRAM "ch11_amx"
 typedef struct {
     const char *q_path, *k_path, *v_path, *out_path, *kernel, *data_dir, *python, *machine;
+    const char *recorded;
     bool causal, json, bench, quick;
     long seed, heads, seq, seq_k, dim, threads, repeats;
     double scale;
@@ -25,4 +26,5 @@ const char *ch11_kernel_name(amx_kernel k);
 ch11_error ch11_error_of(amx_kernel kernel, const attn_params *p, uint32_t seed, int threads);
 double ch11_flops(const attn_params *p);
 spread ch11_time_kernel(amx_kernel kernel, const attn_params *p, int threads, int repeats);
+void ch11_recorded_note(const char *path, char *note, size_t size);
 #endif

@@ -1,7 +1,10 @@
 /* test_ch11_amx.c — the bf16 model, the model against the hardware, and the
    bf16 attention kernels. Tangled from chapters/ch11_amx.nw. */
+#define _POSIX_C_SOURCE 200809L   /* mkstemp, fdopen */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "../tangled/ch11_amx.h"
 static uint32_t bits(float x) { uint32_t u; memcpy(&u, &x, 4); return u; }
@@ -180,4 +183,30 @@ Test(bits, values_are_packed_in_pairs_of_keys)
         const float expected = key < 40 && col < 20 ? v[key * 20 + col] : 0.0f;
         cr_expect_eq(bf16_float(out[i]), expected, "tile %zu, row %zu, place %zu", t, r, place);
     }
+}
+Test(recorded, the_sentence_counts_the_goals_from_the_record)
+{
+    char path[] = "/tmp/ch11-recorded-XXXXXX", note[4096];
+    const int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    fputs("# make bench: date 2026-01-02T03:04Z commit 0\n"
+          "# ch11_amx: Test Machine, 2 CPUs; kernel amx; AMX: yes\n"
+          "# peak GFLOP/s, one thread: fp32 FMA 200 (chapter 1's profile), TDPBF16PS 3200\n"
+          "ch11_amx amx 1024 64 0 1 3 0.010000 0.01 0.01 100.0 0.50 1.20\n"
+          "ch11_amx amx 1024 64 0 2 3 0.005000 0.005 0.005 200.0 2.10 1.80\n"
+          "ch11_amx amx 2048 64 1 1 3 0.040000 0.04 0.04 100.0 - -\n"
+          "ch08_fused_timing fused 1024 64 0 1 5 0.020000 0.02 0.02 1 1 1 1\n"
+          "ch08_fused_timing fused 1024 64 0 2 5 0.004000 0.004 0.004 1 1 1 1\n", f);
+    fclose(f);
+    ch11_recorded_note(path, note, sizeof note);
+    remove(path);
+    cr_expect(strstr(note, "On Test Machine, 2 CPUs, recorded 2026-01-02T03:04, the tile (AMX) "
+                          "engine ran at") != NULL, "%s", note);
+    cr_expect(strstr(note, "0.50–2.10× PyTorch's bf16 attention (the goal of 2.0× met in 1 of 2)")
+              != NULL, "%s", note);
+    cr_expect(strstr(note, "1.20–1.80× its fp32") != NULL, "%s", note);
+    cr_expect(strstr(note, "0.80–2.00× chapter 8's fp32 kernel, at least as fast in 1 of 2")
+              != NULL, "%s", note);
+    cr_expect(strstr(note, "16 times the fp32 multiply-add's") != NULL, "%s", note);
 }
