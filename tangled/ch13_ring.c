@@ -522,6 +522,7 @@ static attn_params check_files(const ring_options *o)
         if ((i < n) != (out[i] != NULL) || (o->backward != (in[3] != NULL)))
             die_usage(PROGRAM, "--dout --dq --dk --dv go with --backward, all four");
     npy_reserve_outputs_or_exit(PROGRAM, out, (size_t)n, in, o->backward ? 4 : 3);
+    npy_release_reserved();              /* checked; none held while the ring runs */
     attn_params p = attn_params_from_headers(PROGRAM, in);
     if (o->backward) {
         const tensor qs = npy_shape_or_exit(PROGRAM, in[0]), ds = npy_shape_or_exit(PROGRAM, in[3]);

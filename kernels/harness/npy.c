@@ -527,6 +527,13 @@ void npy_reserve_outputs_or_exit(const char *program, const char *const outputs[
             die_usage(program, "%s", err);
 }
 
+void npy_release_reserved(void)
+{
+    while (npy_reserved.n > 0) {
+        npy_reservation *r = &npy_reserved.r[npy_reserved.n - 1];
+        npy_forget(r, r->owner == getpid());     /* a parent's temporary is its own */
+    }
+}
 static int npy_distinct(size_t n, const char *const paths[], char *err, size_t errlen)
 {
     for (size_t i = 0; i < n; i++)

@@ -30,6 +30,9 @@ tensor npy_shape_or_exit(const char *program, const char *path);
    npy_write_all_or_exit to fill: call it before reading any input */
 void   npy_reserve_outputs_or_exit(const char *program, const char *const outputs[], size_t n,
                                    const char *const inputs[], size_t m);
+/* removes the temporaries this process reserved, and forgets them: outputs
+   checked, none held while the work runs (the write reserves them again) */
+void   npy_release_reserved(void);
 /* reserves one output, as above: 0, or -1 with one line in err */
 int    npy_reserve(const char *path, char *err, size_t errlen);
 
