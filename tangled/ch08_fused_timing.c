@@ -1501,9 +1501,9 @@ static void run_decode(const ch08_options *o, report *r)
     fa_free(one); fa_free(exact); fa_free(exact32);
     decode_problem_free(&t);
 }
-static void decode_row(table *tb, decode_problem *t, decode_cache cache, long threads,
-                       const ch08_options *o, const ladder_profile *m, int *all_same,
-                       double *widest)
+static decode_speed decode_row(table *tb, decode_problem *t, decode_cache cache, long threads,
+                               const ch08_options *o, const ladder_profile *m, int *all_same,
+                               double *widest)
 {
     const size_t rows = t->p.heads * t->p.nq * t->p.d;
     const decode_config one = { .threads = 1, .isa = DECODE_ISA_AUTO };
@@ -1521,7 +1521,11 @@ static void decode_row(table *tb, decode_problem *t, decode_cache cache, long th
                fmt_spread(text, 1e3 * sp.s.median, 1e3 * sp.s.min, 1e3 * sp.s.max), sp.gbs,
                100 * sp.share, sp.limit, 100 * sp.limit_share);
     fa_free(first);
+    return sp;
 }
+static void decode_group_facts(report *r, const decode_params *p, const ladder_profile *m,
+                               const decode_speed one[2]);
+
 static void decode_table(report *r, const ch08_options *o, const ladder_profile *m)
 {
     static const char *const cols[] = { "cache", "G", "threads", "K+V MiB", "median ms",
@@ -1535,10 +1539,14 @@ static void decode_table(report *r, const ch08_options *o, const ladder_profile 
         const decode_params p = decode_params_of(&(ch08_options){ .heads = o->heads,
             .dim = o->dim, .scale = o->scale }, nk, gi == 0 ? 1 : (size_t)o->heads);
         decode_problem t = decode_problem_new(&p, (uint32_t)o->seed, true);
+        decode_speed one[2];                      /* fp32 and bf16, one thread */
         for (int c = 0; c < 2; c++)
-            for (int ti = 0; ti < (o->threads > 1 ? 2 : 1); ti++)
-                decode_row(tb, &t, c == 0 ? DECODE_FP32 : DECODE_BF16, ti == 0 ? 1 : o->threads, o, m,
-                           &same, &widest);
+            for (int ti = 0; ti < (o->threads > 1 ? 2 : 1); ti++) {
+                const decode_speed sp = decode_row(tb, &t, c == 0 ? DECODE_FP32 : DECODE_BF16,
+                                                   ti == 0 ? 1 : o->threads, o, m, &same, &widest);
+                if (ti == 0) one[c] = sp;
+            }
+        if (gi == 0) decode_group_facts(r, &t.p, m, one);
         if (gi == 1) decode_facts(r, &t, m);
         decode_problem_free(&t);
     }
@@ -1549,6 +1557,45 @@ static void decode_table(report *r, const ch08_options *o, const ladder_profile 
     report_fact(r, "decode_noise_note", ladder_noise_note(note, sizeof note, "the decoding timings",
                                                          n, widest, busy));
     report_fact(r, "decode_bits_equal", same ? "the same bits" : "different bits");
+}
+double decode_intensity(const decode_params *p, int element_bytes)
+{
+    return 2.0 * (double)(p->heads * p->nq) / (double)(p->kv_heads * (size_t)element_bytes);
+}
+double decode_arithmetic_share(const decode_params *p, int element_bytes, double gbs,
+                               double peak_gflops)
+{
+    return decode_intensity(p, element_bytes) * gbs / peak_gflops;
+}
+static void decode_group_facts(report *r, const decode_params *p, const ladder_profile *m,
+                               const decode_speed one[2])
+{
+    const double peak = ladder_peak_for(m, 1), beta = one[0].limit;
+    const double i32 = decode_intensity(p, 4);
+    const double share32 = decode_arithmetic_share(p, 4, beta, peak),
+                 share16 = decode_arithmetic_share(p, 2, one[1].limit, peak);
+    char words[640];
+    if (isnan(beta) || peak <= 0) {
+        report_fact(r, "decode_group_words", "(the limit of the G = 1 cache was not measured.)");
+        return;
+    }
+    const bool heavy = share32 >= 1.0 / 3, short_of = one[0].limit_share < 0.85 || one[1].limit_share < 0.85;
+    snprintf(words, sizeof words, "With G = 1 each row of the cache serves %zu query rows: %.0f "
+             "operations a byte with the fp32 cache, %.0f with the bf16 one. A bare read of that cache "
+             "(fp32) gave %.1f GB/s on one core and chapter 1's multiply-add peak is %.0f GFLOP/s, so the "
+             "multiply-adds alone, at peak, would take %.0f%% and %.0f%% of the reading time, before "
+             "the exponentials, the sums across lanes and the widening of bf16. %s",
+             p->heads / p->kv_heads * p->nq, i32, 2 * i32, beta, peak, 100 * share32, 100 * share16,
+             !short_of ? "Even so, both steps reached 85% of the limit."
+             : heavy ? "The arithmetic shares the time with the reads, and one thread's steps stopped "
+                       "short of the limit"
+                     : "The reads should dominate, yet one thread's steps stopped short of the limit");
+    if (short_of) {
+        const size_t used = strlen(words);
+        snprintf(words + used, sizeof words - used, " (%.0f%% and %.0f%% of it).",
+                 100 * one[0].limit_share, 100 * one[1].limit_share);
+    }
+    report_fact(r, "decode_group_words", words);
 }
 static const char *speed_words(char *out, size_t size, const decode_speed *sp)
 {

@@ -25,6 +25,9 @@ typedef struct {
 } decode_problem;
 size_t decode_problem_bytes(const decode_params *p, bool bf16_too);
 decode_problem decode_problem_new(const decode_params *p, uint32_t seed, bool bf16_too);
+double decode_intensity(const decode_params *p, int element_bytes);   /* FLOP a byte */
+double decode_arithmetic_share(const decode_params *p, int element_bytes, double gbs,
+                               double peak_gflops);   /* multiply-adds' time over the read's */
 void   decode_problem_free(decode_problem *t);
 void   decode_run(decode_problem *t, decode_cache cache, const decode_config *cfg);
 void   decode_reference(const decode_params *p, const float *q, const float *k,

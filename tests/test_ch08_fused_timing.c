@@ -470,6 +470,17 @@ Test(ch08, decode_groups_equal_repeated_heads)
     cr_expect(memcmp(t.o, e.o, count * 4) == 0, "G = 2 differs from its heads repeated");
     decode_problem_free(&t); decode_problem_free(&e);
 }
+Test(ch08, decode_intensity_follows_the_formula)
+{
+    decode_params p = { .batch = 1, .heads = 8, .kv_heads = 1, .nq = 1, .nk = 4096, .d = 64 };
+    cr_expect_float_eq(decode_intensity(&p, 4), 4.0, 1e-12);
+    cr_expect_float_eq(decode_intensity(&p, 2), 8.0, 1e-12);
+    cr_expect_float_eq(decode_arithmetic_share(&p, 4, 30, 240), 0.5, 1e-12);
+    p.kv_heads = 8;
+    cr_expect_float_eq(decode_intensity(&p, 4), 0.5, 1e-12);
+    p.nq = 3;
+    cr_expect_float_eq(decode_arithmetic_share(&p, 2, 30, 240), 0.375, 1e-12);
+}
 Test(ch08, decode_bytes_cover_what_a_call_allocates)
 {
     const decode_params p = { .batch = 2, .heads = 8, .kv_heads = 2, .nq = 5, .nk = 3000,
