@@ -17,7 +17,7 @@ static amx_shape amx_shape_of(const attn_params *p)
     const size_t chunks = (p->d + 31) / 32;
     return (amx_shape){ p->nq, p->nk, p->d, 32 * chunks, chunks, (p->nk + 31) / 32 };
 }
-typedef struct { float m, l[16]; } amx_row;
+typedef struct { float m[AMX_TILE_ROWS], l[AMX_TILE_ROWS][16]; } amx_rows;
 
 static inline float max_of(float a, float b) { return isnan(a) || isnan(b) ? NAN : fmaxf(a, b); }
 typedef struct { uint32_t tile[8][AMX_TILE_ROWS * AMX_TILE_COLS]; } amx_tile_file;
@@ -31,8 +31,10 @@ typedef struct {
     void (*load_q)(amx_engine_state *, const bf16 *, size_t);
     void (*scores)(amx_engine_state *, const bf16 *, size_t, float *);
     void (*values)(amx_engine_state *, const bf16 *, const bf16 *, size_t, float *);
-    void (*softmax_rows)(const float *, const uint32_t *, float, vexp_isa, amx_row *, bf16 *, float *);
+    void (*softmax_rows)(const float *, const uint32_t *, float, vexp_isa, amx_rows *, bf16 *, float *);
+    void (*add_values)(float *, const float *, const float *, size_t);
     bool tiles;                           /* configure and release AMX's tiles */
+    bool hw_round;                        /* round with VCVTNE2PS2BF16 */
 } amx_engine;
 #define TILE_ZERO(t) _tile_zero(t)
 #define TILE_LOAD(t, ptr, stride) _tile_loadd(t, ptr, stride)
@@ -72,11 +74,15 @@ static void amx_hw_values(amx_engine_state *e, const bf16 *p, const bf16 *vb, si
 {
     (void)e;
     TILE_LOAD(6, p, AMX_TILE_BYTES);
-    for (size_t j = 0; j < dpad / 16; j++) {
+    for (size_t j = 0; j < dpad / 16; j += 2) {
         TILE_ZERO(4);
+        TILE_ZERO(5);
         TILE_LOAD(7, vb + j * AMX_TILE_ELEMS, AMX_TILE_BYTES);
         TILE_DOT(4, 6, 7);
+        TILE_LOAD(7, vb + (j + 1) * AMX_TILE_ELEMS, AMX_TILE_BYTES);
+        TILE_DOT(5, 6, 7);
         TILE_STORE(4, pv + 16 * j, dpad * sizeof(float));
+        TILE_STORE(5, pv + 16 * (j + 1), dpad * sizeof(float));
     }
 }
 #undef TILE_ZERO
@@ -130,11 +136,15 @@ static void emu_scores(amx_engine_state *e, const bf16 *kb, size_t chunks, float
 static void emu_values(amx_engine_state *e, const bf16 *p, const bf16 *vb, size_t dpad, float *pv)
 {
     TILE_LOAD(6, p, AMX_TILE_BYTES);
-    for (size_t j = 0; j < dpad / 16; j++) {
+    for (size_t j = 0; j < dpad / 16; j += 2) {
         TILE_ZERO(4);
+        TILE_ZERO(5);
         TILE_LOAD(7, vb + j * AMX_TILE_ELEMS, AMX_TILE_BYTES);
         TILE_DOT(4, 6, 7);
+        TILE_LOAD(7, vb + (j + 1) * AMX_TILE_ELEMS, AMX_TILE_BYTES);
+        TILE_DOT(5, 6, 7);
         TILE_STORE(4, pv + 16 * j, dpad * sizeof(float));
+        TILE_STORE(5, pv + 16 * (j + 1), dpad * sizeof(float));
     }
 }
 #undef TILE_ZERO
@@ -219,24 +229,43 @@ static void vdp_emu_values(amx_engine_state *e, const bf16 *p, const bf16 *vb, s
             pv[row * dpad + col] = acc;
         }
 }
+__attribute__((target("avx512f")))
+static __m512 row_maxima(const __m512 h[AMX_TILE_ROWS])
+{
+    __m512 g[8], f[4], e[2];
+    for (int i = 0; i < 8; i++)
+        g[i] = _mm512_max_ps(_mm512_shuffle_f32x4(h[2 * i], h[2 * i + 1], _MM_SHUFFLE(1, 0, 1, 0)),
+                             _mm512_shuffle_f32x4(h[2 * i], h[2 * i + 1], _MM_SHUFFLE(3, 2, 3, 2)));
+    for (int j = 0; j < 4; j++)
+        f[j] = _mm512_max_ps(_mm512_shuffle_f32x4(g[2 * j], g[2 * j + 1], _MM_SHUFFLE(2, 0, 2, 0)),
+                             _mm512_shuffle_f32x4(g[2 * j], g[2 * j + 1], _MM_SHUFFLE(3, 1, 3, 1)));
+    for (int k = 0; k < 2; k++)
+        e[k] = _mm512_max_ps(_mm512_unpacklo_ps(f[2 * k], f[2 * k + 1]),
+                             _mm512_unpackhi_ps(f[2 * k], f[2 * k + 1]));
+    const __m512 m = _mm512_max_ps(_mm512_shuffle_ps(e[0], e[1], _MM_SHUFFLE(1, 0, 1, 0)),
+                                   _mm512_shuffle_ps(e[0], e[1], _MM_SHUFFLE(3, 2, 3, 2)));
+    const __m512i lane_of_row = _mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0);
+    return _mm512_permutexvar_ps(lane_of_row, m);
+}
 __attribute__((target("avx512f,avx512bf16")))
 static void softmax_rows_hw(const float *s, const uint32_t *visible, float scale, vexp_isa isa,
-                            amx_row *row, bf16 *p, float *alpha)
+                            amx_rows *rows, bf16 *p, float *alpha)
 {
     (void)isa;
-    float m_old[AMX_TILE_ROWS], base[AMX_TILE_ROWS];
-    __m512 x[AMX_TILE_ROWS][2];
+    float base[AMX_TILE_ROWS];
+    __m512 x[AMX_TILE_ROWS][2], wider[AMX_TILE_ROWS];
     for (size_t r = 0; r < AMX_TILE_ROWS; r++) {
         const __m512 inf = _mm512_set1_ps(-INFINITY), sc = _mm512_set1_ps(scale);
-        x[r][0] = _mm512_mask_mov_ps(inf, (__mmask16)visible[r], _mm512_mul_ps(_mm512_loadu_ps(s + r * 32), sc));
-        x[r][1] = _mm512_mask_mov_ps(inf, (__mmask16)(visible[r] >> 16),
-                                     _mm512_mul_ps(_mm512_loadu_ps(s + r * 32 + 16), sc));
-        const float m_new = max_of(row[r].m, fmaxf(_mm512_reduce_max_ps(x[r][0]), _mm512_reduce_max_ps(x[r][1])));
-        base[r] = m_new == -INFINITY ? 0.0f : m_new;
-        m_old[r] = row[r].m;
-        row[r].m = m_new;
+        x[r][0] = _mm512_mask_mul_ps(inf, (__mmask16)visible[r], _mm512_loadu_ps(s + r * 32), sc);
+        x[r][1] = _mm512_mask_mul_ps(inf, (__mmask16)(visible[r] >> 16), _mm512_loadu_ps(s + r * 32 + 16), sc);
+        wider[r] = _mm512_max_ps(x[r][0], x[r][1]);
     }
-    _mm512_storeu_ps(alpha, vexp16(_mm512_sub_ps(_mm512_loadu_ps(m_old), _mm512_loadu_ps(base))));
+    const __m512 m_old = _mm512_loadu_ps(rows->m), m_new = _mm512_max_ps(row_maxima(wider), m_old);
+    const __m512 b16 = _mm512_mask_mov_ps(m_new, _mm512_cmp_ps_mask(m_new, _mm512_set1_ps(-INFINITY), _CMP_EQ_OQ),
+                                          _mm512_setzero_ps());
+    _mm512_storeu_ps(base, b16);
+    _mm512_storeu_ps(alpha, vexp16(_mm512_sub_ps(m_old, b16)));
+    _mm512_storeu_ps(rows->m, m_new);
     for (size_t r = 0; r < AMX_TILE_ROWS; r++) {
         const __m512 b = _mm512_set1_ps(base[r]);
         const __m512bh pb = _mm512_cvtne2ps_pbh(vexp16(_mm512_sub_ps(x[r][1], b)),
@@ -246,33 +275,33 @@ static void softmax_rows_hw(const float *s, const uint32_t *visible, float scale
         const __m512 p0 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_castsi512_si256(wide)), 16));
         const __m512 p1 = _mm512_castsi512_ps(_mm512_slli_epi32(
             _mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(wide, 1)), 16));
-        _mm512_storeu_ps(row[r].l, _mm512_fmadd_ps(_mm512_loadu_ps(row[r].l), _mm512_set1_ps(alpha[r]),
-                                                    _mm512_add_ps(p0, p1)));
+        _mm512_storeu_ps(rows->l[r], _mm512_fmadd_ps(_mm512_loadu_ps(rows->l[r]), _mm512_set1_ps(alpha[r]),
+                                                      _mm512_add_ps(p0, p1)));
     }
 }
 static void softmax_row_emu(const float *s, uint32_t visible, float scale, vexp_isa isa,
-                            amx_row *row, bf16 *p, float *alpha)
+                            float *m, float l[16], bf16 *p, float *alpha)
 {
     float x[33], mx = -INFINITY;
     for (int j = 0; j < 32; j++) {
         x[j] = (visible >> j) & 1u ? s[j] * scale : -INFINITY;
         mx = max_of(mx, x[j]);
     }
-    const float m_new = max_of(row->m, mx), base = m_new == -INFINITY ? 0.0f : m_new;
+    const float m_new = max_of(*m, mx), base = m_new == -INFINITY ? 0.0f : m_new;
     for (int j = 0; j < 32; j++) x[j] -= base;
-    x[32] = row->m - base;
+    x[32] = *m - base;
     vexp_array(isa, x, x, 33);
     *alpha = x[32];
     for (int j = 0; j < 32; j++) p[j] = bf16_round(x[j]);
     for (int t = 0; t < 16; t++)
-        row->l[t] = fmaf(row->l[t], *alpha, bf16_float(p[t]) + bf16_float(p[t + 16]));
-    row->m = m_new;
+        l[t] = fmaf(l[t], *alpha, bf16_float(p[t]) + bf16_float(p[t + 16]));
+    *m = m_new;
 }
 static void softmax_rows_emu(const float *s, const uint32_t *visible, float scale, vexp_isa isa,
-                             amx_row *row, bf16 *p, float *alpha)
+                             amx_rows *rows, bf16 *p, float *alpha)
 {
     for (size_t r = 0; r < AMX_TILE_ROWS; r++)
-        softmax_row_emu(s + r * 32, visible[r], scale, isa, &row[r], p + r * 32, &alpha[r]);
+        softmax_row_emu(s + r * 32, visible[r], scale, isa, &rows->m[r], rows->l[r], p + r * 32, &alpha[r]);
 }
 static void add_block_values(float *o, const float *pv, const float *alpha, size_t dpad)
 {
@@ -281,57 +310,89 @@ static void add_block_values(float *o, const float *pv, const float *alpha, size
             o[r * dpad + c] = fmaf(o[r * dpad + c], alpha[r], pv[r * dpad + c]);
 }
 
-static float amx_row_sum(const amx_row *row)
+static float amx_row_sum(const float partial[16])
 {
     float l[16];
-    memcpy(l, row->l, sizeof l);
+    memcpy(l, partial, sizeof l);
     for (int w = 8; w > 0; w /= 2)
         for (int t = 0; t < w; t++) l[t] += l[t + w];
     return l[0];
 }
+__attribute__((target("avx512f")))
+static void add_block_values_hw(float *o, const float *pv, const float *alpha, size_t dpad)
+{
+    for (size_t r = 0; r < AMX_TILE_ROWS; r++) {
+        const __m512 a = _mm512_set1_ps(alpha[r]);
+        for (size_t c = 0; c < dpad; c += 16)
+            _mm512_storeu_ps(o + r * dpad + c, _mm512_fmadd_ps(_mm512_loadu_ps(o + r * dpad + c), a,
+                                                               _mm512_loadu_ps(pv + r * dpad + c)));
+    }
+}
 static const amx_engine ENGINES[AMX_ENGINES] = {
-    [AMX_KERNEL_AMX] = { amx_hw_load_q, amx_hw_scores, amx_hw_values, softmax_rows_hw, true },
-    [AMX_KERNEL_AVX512BF16] = { vdp_load_q, vdp_hw_scores, vdp_hw_values, softmax_rows_hw, false },
-    [AMX_KERNEL_EMULATED] = { emu_load_q, emu_scores, emu_values, softmax_rows_emu, false },
-    [AMX_KERNEL_EMULATED_VDP] = { vdp_load_q, vdp_emu_scores, vdp_emu_values, softmax_rows_emu, false },
+    [AMX_KERNEL_AMX] = { amx_hw_load_q, amx_hw_scores, amx_hw_values, softmax_rows_hw,
+                         add_block_values_hw, true, true },
+    [AMX_KERNEL_AVX512BF16] = { vdp_load_q, vdp_hw_scores, vdp_hw_values, softmax_rows_hw,
+                                add_block_values_hw, false, true },
+    [AMX_KERNEL_EMULATED] = { emu_load_q, emu_scores, emu_values, softmax_rows_emu,
+                              add_block_values, false, false },
+    [AMX_KERNEL_EMULATED_VDP] = { vdp_load_q, vdp_emu_scores, vdp_emu_values, softmax_rows_emu,
+                                  add_block_values, false, false },
 };
-static void pack_key_block(const amx_shape *sh, const float *k, size_t k0, bf16 *out)
+static void round_row(bool hw, const float *x, size_t n, size_t width, bf16 *out)
 {
-    for (size_t c = 0; c < sh->chunks; c++)
-        for (size_t half = 0; half < 2; half++, out += AMX_TILE_ELEMS)
+    size_t i = 0;
+    if (hw) {
+        float tail[32] = { 0 };
+        for (; i + 32 <= n; i += 32) bf16_hw_round32(x + i, out + i);
+        if (i < n) {
+            memcpy(tail, x + i, (n - i) * sizeof(float));
+            bf16_hw_round32(tail, out + i);
+            i += 32;
+        }
+    } else
+        for (; i < n; i++) out[i] = bf16_round(x[i]);
+    for (; i < width; i++) out[i] = 0;
+}
+static void pack_key_block(const amx_shape *sh, bool hw, const float *k, size_t k0, bf16 *out)
+{
+    bf16 row[128];
+    uint32_t *words = (uint32_t *)out, pairs[64];
+    for (size_t key = 0; key < 32; key++) {
+        const bool in = k0 + key < sh->nk;
+        round_row(hw, k + (in ? (k0 + key) * sh->d : 0), in ? sh->d : 0, sh->dpad, row);
+        memcpy(pairs, row, sh->dpad * sizeof(bf16));
+        for (size_t c = 0; c < sh->chunks; c++)
             for (size_t r = 0; r < AMX_TILE_ROWS; r++)
-                for (size_t n = 0; n < AMX_TILE_COLS; n++)
-                    for (size_t e = 0; e < 2; e++) {
-                        const size_t key = k0 + 16 * half + n, col = 32 * c + 2 * r + e;
-                        out[r * 32 + 2 * n + e] = key < sh->nk && col < sh->d
-                            ? bf16_round(k[key * sh->d + col]) : 0;
-                    }
+                words[(2 * c + key / 16) * 256 + r * 16 + key % 16] = pairs[c * 16 + r];
+    }
 }
-static void pack_value_block(const amx_shape *sh, const float *v, size_t k0, bf16 *out)
+static void pack_value_block(const amx_shape *sh, bool hw, const float *v, size_t k0, bf16 *out)
 {
-    for (size_t j = 0; j < sh->dpad / 16; j++, out += AMX_TILE_ELEMS)
-        for (size_t r = 0; r < AMX_TILE_ROWS; r++)
-            for (size_t n = 0; n < AMX_TILE_COLS; n++)
-                for (size_t e = 0; e < 2; e++) {
-                    const size_t key = k0 + 2 * r + e, col = 16 * j + n;
-                    out[r * 32 + 2 * n + e] = key < sh->nk && col < sh->d
-                        ? bf16_round(v[key * sh->d + col]) : 0;
-                }
+    bf16 even[128], odd[128];
+    uint32_t *words = (uint32_t *)out;
+    for (size_t r = 0; r < AMX_TILE_ROWS; r++) {
+        const size_t key = k0 + 2 * r;
+        round_row(hw, v + (key < sh->nk ? key * sh->d : 0), key < sh->nk ? sh->d : 0, sh->dpad, even);
+        round_row(hw, v + (key + 1 < sh->nk ? (key + 1) * sh->d : 0), key + 1 < sh->nk ? sh->d : 0,
+                  sh->dpad, odd);
+        for (size_t col = 0; col < sh->dpad; col++)
+            words[(col / 16) * 256 + r * 16 + col % 16] = (uint32_t)even[col] | (uint32_t)odd[col] << 16;
+    }
 }
-static void pack_query_slice(const amx_shape *sh, const float *q, size_t q0, bf16 *out)
+static void pack_query_slice(const amx_shape *sh, bool hw, const float *q, size_t q0, bf16 *out)
 {
-    for (size_t c = 0; c < sh->chunks; c++, out += AMX_TILE_ELEMS)
-        for (size_t r = 0; r < AMX_TILE_ROWS; r++)
-            for (size_t e = 0; e < 32; e++) {
-                const size_t row = q0 + r, col = 32 * c + e;
-                out[r * 32 + e] = row < sh->nq && col < sh->d ? bf16_round(q[row * sh->d + col]) : 0;
-            }
+    bf16 row[128];
+    for (size_t r = 0; r < AMX_TILE_ROWS; r++) {
+        const bool in = q0 + r < sh->nq;
+        round_row(hw, q + (in ? (q0 + r) * sh->d : 0), in ? sh->d : 0, sh->dpad, row);
+        for (size_t c = 0; c < sh->chunks; c++) memcpy(out + c * AMX_TILE_ELEMS + r * 32, row + 32 * c, 64);
+    }
 }
 void amx_pack_values(size_t nk, size_t d, const float *v, size_t k0, bf16 *out)
 {
     const attn_params p = attn_default(1, 1, 1, nk, d);
     const amx_shape sh = amx_shape_of(&p);
-    pack_value_block(&sh, v, k0, out);
+    pack_value_block(&sh, false, v, k0, out);
 }
 typedef struct amx_job {
     const attn_params *p;
@@ -348,9 +409,9 @@ typedef struct amx_job {
 typedef struct {
     amx_engine_state engine;
     bf16 qa[4 * AMX_TILE_ELEMS], p[AMX_TILE_ROWS * 32];
-    float s[AMX_TILE_ROWS * 32], alpha[AMX_TILE_ROWS];
-    float pv[AMX_TILE_ROWS * 128], o[AMX_TILE_ROWS * 128];
-    amx_row row[AMX_TILE_ROWS];
+    float s[2][AMX_TILE_ROWS * 32], alpha[2][AMX_TILE_ROWS];      /* two blocks in flight */
+    float pv[2][AMX_TILE_ROWS * 128], o[AMX_TILE_ROWS * 128];
+    amx_rows rows;
     size_t computed, skipped;
 } amx_workspace;
 
@@ -364,34 +425,51 @@ static uint32_t visible_keys(const amx_job *job, attn_tile_kind kind, size_t i, 
             mask |= 1u << j;
     return mask;
 }
+static attn_tile_kind block_kind(const amx_job *job, size_t q0, size_t rows, size_t b)
+{
+    const size_t keys = job->shape.nk - 32 * b < 32 ? job->shape.nk - 32 * b : 32;
+    return attn_tile_classify(job->p, q0, rows, 32 * b, keys);
+}
+
+static size_t next_block(const amx_job *job, size_t q0, size_t rows, size_t b)
+{
+    while (b < job->shape.blocks && block_kind(job, q0, rows, b) == ATTN_TILE_SKIPPED) b++;
+    return b;
+}
+
+static const bf16 *key_block(const amx_job *job, size_t head, size_t b)
+{
+    return job->packed_k + (head * job->shape.blocks + b) * job->shape.dpad * 32;
+}
 static void do_slice(const amx_job *job, amx_workspace *w, size_t head, size_t q0)
 {
     const amx_shape *sh = &job->shape;
     const size_t rows = sh->nq - q0 < 16 ? sh->nq - q0 : 16;
-    pack_query_slice(sh, job->q + head * sh->nq * sh->d, q0, w->qa);
+    pack_query_slice(sh, job->engine->hw_round, job->q + head * sh->nq * sh->d, q0, w->qa);
     job->engine->load_q(&w->engine, w->qa, sh->chunks);
-    for (size_t r = 0; r < AMX_TILE_ROWS; r++) {
-        w->row[r].m = -INFINITY;
-        memset(w->row[r].l, 0, sizeof w->row[r].l);
-    }
+    for (size_t r = 0; r < AMX_TILE_ROWS; r++) w->rows.m[r] = -INFINITY;
+    memset(w->rows.l, 0, sizeof w->rows.l);
     memset(w->o, 0, AMX_TILE_ROWS * sh->dpad * sizeof(float));
-    for (size_t b = 0; b < sh->blocks; b++) {
-        const size_t keys = sh->nk - 32 * b < 32 ? sh->nk - 32 * b : 32;
-        const attn_tile_kind kind = attn_tile_classify(job->p, q0, rows, 32 * b, keys);
-        if (kind == ATTN_TILE_SKIPPED) { w->skipped++; continue; }
-        w->computed++;
-        const size_t block_elems = sh->dpad * 32;
-        const bf16 *kb = job->packed_k + (head * sh->blocks + b) * block_elems;
-        const bf16 *vb = job->packed_v + (head * sh->blocks + b) * block_elems;
+    size_t b = next_block(job, q0, rows, 0), step = 0;
+    if (b < sh->blocks) job->engine->scores(&w->engine, key_block(job, head, b), sh->chunks, w->s[0]);
+    while (b < sh->blocks) {
+        const size_t next = next_block(job, q0, rows, b + 1), now = step % 2, then = 1 - now;
+        const attn_tile_kind kind = block_kind(job, q0, rows, b);
         uint32_t visible[AMX_TILE_ROWS];
         for (size_t r = 0; r < AMX_TILE_ROWS; r++) visible[r] = visible_keys(job, kind, q0 + r, 32 * b);
-        job->engine->scores(&w->engine, kb, sh->chunks, w->s);
-        job->engine->softmax_rows(w->s, visible, job->p->scale, job->exp_isa, w->row, w->p, w->alpha);
-        job->engine->values(&w->engine, w->p, vb, sh->dpad, w->pv);
-        add_block_values(w->o, w->pv, w->alpha, sh->dpad);
+        if (next < sh->blocks) job->engine->scores(&w->engine, key_block(job, head, next), sh->chunks, w->s[then]);
+        job->engine->softmax_rows(w->s[now], visible, job->p->scale, job->exp_isa, &w->rows, w->p, w->alpha[now]);
+        job->engine->values(&w->engine, w->p, job->packed_v + (head * sh->blocks + b) * sh->dpad * 32, sh->dpad,
+                            w->pv[now]);
+        if (step > 0) job->engine->add_values(w->o, w->pv[then], w->alpha[then], sh->dpad);
+        b = next;
+        step++;
     }
+    if (step > 0) job->engine->add_values(w->o, w->pv[(step - 1) % 2], w->alpha[(step - 1) % 2], sh->dpad);
+    w->computed += step;
+    w->skipped += sh->blocks - step;
     for (size_t r = 0; r < rows; r++) {
-        const float l = amx_row_sum(&w->row[r]);
+        const float l = amx_row_sum(w->rows.l[r]);
         const bool sees = attn_row_sees_a_key(job->p, q0 + r);
         float *out = job->o + (head * sh->nq + q0 + r) * sh->d;
         for (size_t c = 0; c < sh->d; c++) out[c] = sees ? w->o[r * sh->dpad + c] / l : 0.0f;
@@ -401,8 +479,10 @@ static void pack_head_block(amx_job *job, size_t item)
 {
     const amx_shape *sh = &job->shape;
     const size_t head = item / sh->blocks, b = item % sh->blocks, elems = sh->dpad * 32;
-    pack_key_block(sh, job->k + head * sh->nk * sh->d, 32 * b, job->packed_k + item * elems);
-    pack_value_block(sh, job->v + head * sh->nk * sh->d, 32 * b, job->packed_v + item * elems);
+    pack_key_block(sh, job->engine->hw_round, job->k + head * sh->nk * sh->d, 32 * b,
+                   job->packed_k + item * elems);
+    pack_value_block(sh, job->engine->hw_round, job->v + head * sh->nk * sh->d, 32 * b,
+                     job->packed_v + item * elems);
 }
 static void *amx_worker(void *arg)
 {
