@@ -56,6 +56,28 @@ Test(model, denormals_are_read_as_zero_and_flushed)
     cr_expect_eq(bits(bf16_dot_lane(0.0f, 0x7f80u, 0)), BF16_DEFAULT_NAN, "inf times 0");
     cr_expect_eq(bits(bf16_dot_lane(1.0f, 0x7fc1u << 16, 0x7fa0u)), 0x7fe00000u, "the low NaN wins");
 }
+static double exp2_error(float t)
+{
+    const double exact = exp2((double)t);
+    return fabs((double)amx_exp2(t) - exact) / exact;
+}
+
+Test(model, the_exponential_is_good_to_two_to_the_minus_13)
+{
+    double worst = 0;
+    float at = 0;
+    for (long i = 0; i <= 2000002; i++) {
+        const float t = (float)(-126.0 + 126.5 * (double)i / 2000002.0);
+        if (exp2_error(t) > worst) worst = exp2_error(t), at = t;
+    }
+    for (float t = -0.5f; t <= 0.5f; t += 0x1p-17f)
+        if (exp2_error(t) > worst) worst = exp2_error(t), at = t;
+    cr_expect_lt(worst, 0x1p-13, "relative error %.3e at t = %.9g", worst, (double)at);
+    cr_expect_eq(bits(amx_exp2(0.0f)), bits(1.0f));
+    cr_expect_lt(amx_exp2(-INFINITY), 0x1p-126f);
+    cr_expect_eq(bf16_round(amx_exp2(-INFINITY)), 0);
+    cr_expect(isnan(amx_exp2(NAN)));
+}
 static void expect_identical(const char *what, bf16_comparison c)
 {
     char first[400] = "";
@@ -83,6 +105,23 @@ Test(hardware, the_model_adds_as_tdpbf16ps)
     char why[160];
     if (!amx_available(why)) cr_skip_test("%s", why);
     expect_identical("TDPBF16PS", amx_compare_tile_dot(13, 2000));
+}
+Test(hardware, the_exponential_is_its_model)
+{
+    if (!bf16_cpu_has_avx512bf16()) cr_skip_test("no AVX-512 on this machine (or FA_ISA below avx512)");
+    mt19937 mt;
+    mt_seed(&mt, 14);
+    size_t differ = 0, cases = 0;
+    for (int round = 0; round < 100000; round++) {
+        float in[16], out[16];
+        for (int i = 0; i < 16; i++)
+            in[i] = round % 2 ? flt(bf16_hostile_bits(&mt, round % 3))
+                              : (float)(-130.0 + 131.0 * (double)mt_next(&mt) / 4294967296.0);
+        amx_exp2_hw16(in, out);
+        for (int i = 0; i < 16; i++, cases++)
+            differ += isnan(out[i]) ? !isnan(amx_exp2(in[i])) : bits(out[i]) != bits(amx_exp2(in[i]));
+    }
+    cr_expect_eq(differ, 0, "%zu of %zu differ", differ, cases);
 }
 static const struct { size_t nq, nk, d; bool causal; } SWEEP[] = {
     { 1, 1, 1, false }, { 2, 7, 3, false }, { 7, 2, 16, false }, { 63, 63, 64, true },

@@ -6,7 +6,6 @@
 #include <stdatomic.h>
 #include <string.h>
 #include "cpu/amx_attention.h"
-#include "cpu/vexp.h"
 #include "cpu/workers.h"
 typedef struct {
     size_t nq, nk, d, dpad, chunks, blocks;   /* dpad = 32 * chunks >= d; blocks of 32 keys */
@@ -31,7 +30,7 @@ typedef struct {
     void (*load_q)(amx_engine_state *, const bf16 *, size_t);
     void (*scores)(amx_engine_state *, const bf16 *, size_t, float *);
     void (*values)(amx_engine_state *, const bf16 *, const bf16 *, size_t, float *);
-    void (*softmax_rows)(const float *, const uint32_t *, float, vexp_isa, amx_rows *, bf16 *, float *);
+    void (*softmax_rows)(const float *, const uint32_t *, float, amx_rows *, bf16 *, float *);
     void (*add_values)(float *, const float *, const float *, size_t);
     bool tiles;                           /* configure and release AMX's tiles */
     bool hw_round;                        /* round with VCVTNE2PS2BF16 */
@@ -229,6 +228,34 @@ static void vdp_emu_values(amx_engine_state *e, const bf16 *p, const bf16 *vb, s
             pv[row * dpad + col] = acc;
         }
 }
+static const float EXP2_C1 = 0x1.62f5f8p-1f, EXP2_C2 = 0x1.f00bd0p-3f, EXP2_C3 = 0x1.c2a130p-5f;
+static const float LOG2_E = 0x1.715476p+0f;
+
+float amx_exp2(float t)
+{
+    if (isnan(t)) return t;
+    if (t >= 128.0f) return INFINITY;        /* VSCALEFPS overflows, +inf included */
+    t = -127.0f > t ? -127.0f : t;
+    const float n = nearbyintf(t), f = t - n;
+    return ldexpf(fmaf(fmaf(fmaf(EXP2_C3, f, EXP2_C2), f, EXP2_C1), f, 1.0f), (int)n);
+}
+
+__attribute__((target("avx512f")))
+static inline __m512 exp2_16(__m512 t)
+{
+    t = _mm512_max_ps(_mm512_set1_ps(-127.0f), t);
+    const __m512 n = _mm512_roundscale_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m512 f = _mm512_sub_ps(t, n);
+    __m512 p = _mm512_fmadd_ps(_mm512_set1_ps(EXP2_C3), f, _mm512_set1_ps(EXP2_C2));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(EXP2_C1));
+    return _mm512_scalef_ps(_mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f)), n);
+}
+
+__attribute__((target("avx512f")))
+void amx_exp2_hw16(const float t[16], float out[16])
+{
+    _mm512_storeu_ps(out, exp2_16(_mm512_loadu_ps(t)));
+}
 __attribute__((target("avx512f")))
 static __m512 row_maxima(const __m512 h[AMX_TILE_ROWS])
 {
@@ -248,11 +275,10 @@ static __m512 row_maxima(const __m512 h[AMX_TILE_ROWS])
     return _mm512_permutexvar_ps(lane_of_row, m);
 }
 __attribute__((target("avx512f,avx512bf16")))
-static void softmax_rows_hw(const float *s, const uint32_t *visible, float scale, vexp_isa isa,
-                            amx_rows *rows, bf16 *p, float *alpha)
+static void softmax_rows_hw(const float *s, const uint32_t *visible, float scale, amx_rows *rows,
+                            bf16 *p, float *alpha)
 {
-    (void)isa;
-    float base[AMX_TILE_ROWS];
+    float base_log2e[AMX_TILE_ROWS];
     __m512 x[AMX_TILE_ROWS][2], wider[AMX_TILE_ROWS];
     for (size_t r = 0; r < AMX_TILE_ROWS; r++) {
         const __m512 inf = _mm512_set1_ps(-INFINITY), sc = _mm512_set1_ps(scale);
@@ -263,45 +289,42 @@ static void softmax_rows_hw(const float *s, const uint32_t *visible, float scale
     const __m512 m_old = _mm512_loadu_ps(rows->m), m_new = _mm512_max_ps(row_maxima(wider), m_old);
     const __m512 b16 = _mm512_mask_mov_ps(m_new, _mm512_cmp_ps_mask(m_new, _mm512_set1_ps(-INFINITY), _CMP_EQ_OQ),
                                           _mm512_setzero_ps());
-    _mm512_storeu_ps(base, b16);
-    _mm512_storeu_ps(alpha, vexp16(_mm512_sub_ps(m_old, b16)));
+    const __m512 l2e = _mm512_set1_ps(LOG2_E);
+    _mm512_storeu_ps(base_log2e, _mm512_mul_ps(b16, l2e));
+    _mm512_storeu_ps(alpha, exp2_16(_mm512_mul_ps(_mm512_sub_ps(m_old, b16), l2e)));
     _mm512_storeu_ps(rows->m, m_new);
+    const __m512 log2e = _mm512_set1_ps(LOG2_E);
+    const __m512bh ones = (__m512bh)_mm512_set1_epi16(0x3f80);
     for (size_t r = 0; r < AMX_TILE_ROWS; r++) {
-        const __m512 b = _mm512_set1_ps(base[r]);
-        const __m512bh pb = _mm512_cvtne2ps_pbh(vexp16(_mm512_sub_ps(x[r][1], b)),
-                                                vexp16(_mm512_sub_ps(x[r][0], b)));
+        const __m512 b = _mm512_set1_ps(base_log2e[r]);
+        const __m512bh pb = _mm512_cvtne2ps_pbh(exp2_16(_mm512_fmsub_ps(x[r][1], log2e, b)),
+                                                exp2_16(_mm512_fmsub_ps(x[r][0], log2e, b)));
         _mm512_storeu_si512(p + r * 32, (__m512i)pb);
-        const __m512i wide = (__m512i)pb;
-        const __m512 p0 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_castsi512_si256(wide)), 16));
-        const __m512 p1 = _mm512_castsi512_ps(_mm512_slli_epi32(
-            _mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(wide, 1)), 16));
-        _mm512_storeu_ps(rows->l[r], _mm512_fmadd_ps(_mm512_loadu_ps(rows->l[r]), _mm512_set1_ps(alpha[r]),
-                                                      _mm512_add_ps(p0, p1)));
+        const __m512 scaled = _mm512_mul_ps(_mm512_loadu_ps(rows->l[r]), _mm512_set1_ps(alpha[r]));
+        _mm512_storeu_ps(rows->l[r], _mm512_dpbf16_ps(scaled, pb, ones));
     }
 }
-static void softmax_row_emu(const float *s, uint32_t visible, float scale, vexp_isa isa,
-                            float *m, float l[16], bf16 *p, float *alpha)
+static void softmax_row_emu(const float *s, uint32_t visible, float scale, float *m, float l[16],
+                            bf16 *p, float *alpha)
 {
-    float x[33], mx = -INFINITY;
+    float x[32], mx = -INFINITY;
     for (int j = 0; j < 32; j++) {
         x[j] = (visible >> j) & 1u ? s[j] * scale : -INFINITY;
         mx = max_of(mx, x[j]);
     }
     const float m_new = max_of(*m, mx), base = m_new == -INFINITY ? 0.0f : m_new;
-    for (int j = 0; j < 32; j++) x[j] -= base;
-    x[32] = *m - base;
-    vexp_array(isa, x, x, 33);
-    *alpha = x[32];
-    for (int j = 0; j < 32; j++) p[j] = bf16_round(x[j]);
+    const float base_log2e = base * LOG2_E;
+    *alpha = amx_exp2((*m - base) * LOG2_E);
+    for (int j = 0; j < 32; j++) p[j] = bf16_round(amx_exp2(fmaf(x[j], LOG2_E, -base_log2e)));
     for (int t = 0; t < 16; t++)
-        l[t] = fmaf(l[t], *alpha, bf16_float(p[t]) + bf16_float(p[t + 16]));
+        l[t] = bf16_dot_lane(l[t] * *alpha, (uint32_t)p[2 * t] | (uint32_t)p[2 * t + 1] << 16, 0x3f803f80u);
     *m = m_new;
 }
-static void softmax_rows_emu(const float *s, const uint32_t *visible, float scale, vexp_isa isa,
-                             amx_rows *rows, bf16 *p, float *alpha)
+static void softmax_rows_emu(const float *s, const uint32_t *visible, float scale, amx_rows *rows,
+                             bf16 *p, float *alpha)
 {
     for (size_t r = 0; r < AMX_TILE_ROWS; r++)
-        softmax_row_emu(s + r * 32, visible[r], scale, isa, &rows->m[r], rows->l[r], p + r * 32, &alpha[r]);
+        softmax_row_emu(s + r * 32, visible[r], scale, &rows->m[r], rows->l[r], p + r * 32, &alpha[r]);
 }
 static void add_block_values(float *o, const float *pv, const float *alpha, size_t dpad)
 {
@@ -402,14 +425,13 @@ typedef struct amx_job {
     float *o;
     bf16 *packed_k, *packed_v;
     size_t heads, items;
-    vexp_isa exp_isa;                        /* the emulation's exponential */
     atomic_size_t next;
     int phase;                               /* 0: pack, 1: attend */
 } amx_job;
 typedef struct {
     amx_engine_state engine;
-    bf16 qa[4 * AMX_TILE_ELEMS], p[AMX_TILE_ROWS * 32];
-    float s[2][AMX_TILE_ROWS * 32], alpha[2][AMX_TILE_ROWS];      /* two blocks in flight */
+    bf16 qa[4 * AMX_TILE_ELEMS], p[2][AMX_TILE_ROWS * 32];            /* blocks in flight */
+    float s[2][AMX_TILE_ROWS * 32], alpha[4][AMX_TILE_ROWS];
     float pv[2][AMX_TILE_ROWS * 128], o[AMX_TILE_ROWS * 128];
     amx_rows rows;
     size_t computed, skipped;
@@ -450,24 +472,29 @@ static void do_slice(const amx_job *job, amx_workspace *w, size_t head, size_t q
     for (size_t r = 0; r < AMX_TILE_ROWS; r++) w->rows.m[r] = -INFINITY;
     memset(w->rows.l, 0, sizeof w->rows.l);
     memset(w->o, 0, AMX_TILE_ROWS * sh->dpad * sizeof(float));
-    size_t b = next_block(job, q0, rows, 0), step = 0;
-    if (b < sh->blocks) job->engine->scores(&w->engine, key_block(job, head, b), sh->chunks, w->s[0]);
-    while (b < sh->blocks) {
-        const size_t next = next_block(job, q0, rows, b + 1), now = step % 2, then = 1 - now;
-        const attn_tile_kind kind = block_kind(job, q0, rows, b);
-        uint32_t visible[AMX_TILE_ROWS];
-        for (size_t r = 0; r < AMX_TILE_ROWS; r++) visible[r] = visible_keys(job, kind, q0 + r, 32 * b);
-        if (next < sh->blocks) job->engine->scores(&w->engine, key_block(job, head, next), sh->chunks, w->s[then]);
-        job->engine->softmax_rows(w->s[now], visible, job->p->scale, job->exp_isa, &w->rows, w->p, w->alpha[now]);
-        job->engine->values(&w->engine, w->p, job->packed_v + (head * sh->blocks + b) * sh->dpad * 32, sh->dpad,
-                            w->pv[now]);
-        if (step > 0) job->engine->add_values(w->o, w->pv[then], w->alpha[then], sh->dpad);
-        b = next;
-        step++;
+    size_t steps = 0, block[4];               /* step i works on block[i % 4] */
+    for (size_t b = next_block(job, q0, rows, 0); b < sh->blocks; b = next_block(job, q0, rows, b + 1))
+        steps++;
+    block[0] = next_block(job, q0, rows, 0);
+    if (steps > 0) job->engine->scores(&w->engine, key_block(job, head, block[0]), sh->chunks, w->s[0]);
+    for (size_t i = 0; i < steps + 2; i++) {
+        if (i < steps) {
+            const size_t b = block[i % 4];
+            block[(i + 1) % 4] = next_block(job, q0, rows, b + 1);
+            if (i + 1 < steps)
+                job->engine->scores(&w->engine, key_block(job, head, block[(i + 1) % 4]), sh->chunks, w->s[(i + 1) % 2]);
+            const attn_tile_kind kind = block_kind(job, q0, rows, b);
+            uint32_t visible[AMX_TILE_ROWS];
+            for (size_t r = 0; r < AMX_TILE_ROWS; r++) visible[r] = visible_keys(job, kind, q0 + r, 32 * b);
+            job->engine->softmax_rows(w->s[i % 2], visible, job->p->scale, &w->rows, w->p[i % 2], w->alpha[i % 4]);
+        }
+        if (i >= 1 && i - 1 < steps)
+            job->engine->values(&w->engine, w->p[(i - 1) % 2], job->packed_v + (head * sh->blocks + block[(i - 1) % 4])
+                                * sh->dpad * 32, sh->dpad, w->pv[(i - 1) % 2]);
+        if (i >= 2) job->engine->add_values(w->o, w->pv[i % 2], w->alpha[(i - 2) % 4], sh->dpad);
     }
-    if (step > 0) job->engine->add_values(w->o, w->pv[(step - 1) % 2], w->alpha[(step - 1) % 2], sh->dpad);
-    w->computed += step;
-    w->skipped += sh->blocks - step;
+    w->computed += steps;
+    w->skipped += sh->blocks - steps;
     for (size_t r = 0; r < rows; r++) {
         const float l = amx_row_sum(w->rows.l[r]);
         const bool sees = attn_row_sees_a_key(job->p, q0 + r);
@@ -510,8 +537,7 @@ void attention_bf16(amx_kernel kernel, const attn_params *p, const float *q, con
                     const float *v, float *o, int threads, amx_counts *counts)
 {
     amx_job job = { .p = p, .engine = &ENGINES[kernel], .shape = amx_shape_of(p), .q = q,
-                    .k = k, .v = v, .o = o, .heads = p->batch * p->heads,
-                    .exp_isa = vexp_best_isa() };
+                    .k = k, .v = v, .o = o, .heads = p->batch * p->heads };
     threads = threads < 1 ? 1 : threads > AMX_MAX_THREADS ? AMX_MAX_THREADS : threads;
     char why[160] = "";
     if (kernel == AMX_KERNEL_AMX && !amx_available(why)) die_line("the AMX kernel cannot run: %s", why);

@@ -15,6 +15,9 @@ void attention_bf16(amx_kernel kernel, const attn_params *p, const float *q, con
                     const float *v, float *o, int threads, amx_counts *counts);
 size_t attention_bf16_bytes(const attn_params *p, int threads);
 const char *bf16_params_problem(const attn_params *p);
+/* 2^t to 2^-13 for the probabilities: the model, and sixteen lanes of AVX-512 (AVX-512 only) */
+float amx_exp2(float t);
+void  amx_exp2_hw16(const float t[16], float out[16]);
 /* one block of 32 keys of V (nk x d, from key k0) as the kernel packs it: dpad/16 tiles */
 void amx_pack_values(size_t nk, size_t d, const float *v, size_t k0, bf16 *out);
 #endif

@@ -318,3 +318,53 @@ spread bf16_peak_gflops(bool amx, int threads, long iterations, int repeats)
         g[r] = per * (double)iterations * threads / probe_seconds(amx, iterations, threads) / 1e9;
     return spread_of(g, (size_t)repeats);
 }
+__attribute__((target("amx-tile,amx-bf16,avx512f")))
+static void overlap_loop(bool tiles, bool vectors, long rounds, float *sink)
+{
+    static const bf16 zeros[512];
+    float out[256];
+    const __m512 one = _mm512_set1_ps(1.0f);
+    __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+    amx_configure_tiles();
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+    _tile_loadd(4, zeros, 64);
+    _tile_loadd(5, zeros, 64);
+    for (long it = 0; it < rounds; it++) {
+        if (tiles) {
+            _tile_dpbf16ps(0, 4, 5);
+            _tile_dpbf16ps(1, 4, 5);
+            _tile_dpbf16ps(2, 4, 5);
+            _tile_dpbf16ps(3, 4, 5);
+        }
+        for (int k = 0; vectors && k < 16; k++) {
+            a0 = _mm512_fmadd_ps(a0, one, one), a1 = _mm512_fmadd_ps(a1, one, one);
+            a2 = _mm512_fmadd_ps(a2, one, one), a3 = _mm512_fmadd_ps(a3, one, one);
+            a4 = _mm512_fmadd_ps(a4, one, one), a5 = _mm512_fmadd_ps(a5, one, one);
+            a6 = _mm512_fmadd_ps(a6, one, one), a7 = _mm512_fmadd_ps(a7, one, one);
+        }
+    }
+    _tile_stored(0, out, 64);
+    _tile_release();
+    const __m512 sum = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)),
+                                     _mm512_add_ps(_mm512_add_ps(a4, a5), _mm512_add_ps(a6, a7)));
+    *sink = out[0] + _mm512_reduce_add_ps(sum);
+}
+
+amx_overlap amx_overlap_probe(long rounds, int repeats)
+{
+    double ns[3][64];
+    float sink = 0;
+    repeats = repeats < 1 ? 1 : repeats > 64 ? 64 : repeats;
+    overlap_loop(true, true, rounds / 10 + 1, &sink);
+    for (int r = 0; r < repeats; r++)
+        for (int which = 0; which < 3; which++) {
+            const double start = now_seconds();
+            overlap_loop(which != 0, which != 1, rounds, &sink);
+            ns[which][r] = (now_seconds() - start) / (double)rounds * 1e9;
+        }
+    return (amx_overlap){ spread_of(ns[0], (size_t)repeats), spread_of(ns[1], (size_t)repeats),
+                          spread_of(ns[2], (size_t)repeats) };
+}

@@ -38,4 +38,7 @@ bf16_comparison bf16_compare_dot(uint32_t seed, size_t rounds);        /* AVX512
 bf16_comparison amx_compare_tile_dot(uint32_t seed, size_t rounds);    /* AMX only */
 /* GFLOP/s of TDPBF16PS (amx) or VDPBF16PS on `threads` threads at once */
 spread bf16_peak_gflops(bool amx, int threads, long iterations, int repeats);
+/* ns a round: 128 vector multiply-adds alone, four tile products alone, both (AMX only) */
+typedef struct { spread vectors, tiles, both; } amx_overlap;
+amx_overlap amx_overlap_probe(long rounds, int repeats);
 #endif
