@@ -247,18 +247,18 @@ static void report_peaks(report *r, const ch11_options *o, bool vdp, bool amx)
 }
 static const struct { const char *what; int ops; } SOFTMAX_OPS[] = {
     { "load, scale and mask two vectors of scores", 2 },
-    { "the row's max: the two vectors' max, a sixteenth of the 46 of the tree", 4 },
+    { "the row's max: the two vectors' max, a share of the step's tree of 46", 3 },
     { "keep the scores and their max for the second pass", 3 },
-    { "new maxima, bases and 2^((m - m') log2 e) for sixteen rows, a sixteenth", 2 },
-    { "broadcast the row's base", 1 },
+    { "new maxima, bases and 2^((m - m') log2 e), shared by sixteen rows and a step", 1 },
+    { "broadcast the row's base, once a step", 1 },
     { "t = x log2 e - m' log2 e and 2^t in eight instructions, two vectors", 18 },
     { "convert to bf16 and store", 2 },
-    { "the sums: broadcast alpha, scale, VDPBF16PS against ones, store", 5 },
+    { "the sums: VDPBF16PS against ones; broadcast alpha, scale, store once a step", 3 },
 };
 
 static int ch11_step_vector_ops(void)
 {
-    int ops = 4 * 64 / 16;                            /* the accumulator's rescaling */
+    int ops = 4 * 64 / 16 / 2;             /* the accumulator's rescaling, once a step of two blocks */
     for (size_t i = 0; i < sizeof SOFTMAX_OPS / sizeof SOFTMAX_OPS[0]; i++)
         ops += SOFTMAX_OPS[i].ops;
     return 16 * ops;
@@ -268,11 +268,12 @@ static int ch11_step_tile_cycles(void) { return 16 * (2 * 64 / 32 + 64 / 16); }
 
 static void report_budget(report *r)
 {
-    static const char *const cols[] = { "per row of a step", "instructions", NULL };
-    table *t = report_table(r, "budget", "Vector instructions per row of a step, d = 64", cols);
+    static const char *const cols[] = { "per row of a block", "instructions", NULL };
+    table *t = report_table(r, "budget", "Vector instructions per row of a block of 32 keys, d = 64", cols);
     for (size_t i = 0; i < sizeof SOFTMAX_OPS / sizeof SOFTMAX_OPS[0]; i++)
         table_rowf(t, "%s|%d", SOFTMAX_OPS[i].what, SOFTMAX_OPS[i].ops);
-    table_rowf(t, "rescale the accumulator: load, load, multiply-add, store per 16 columns|%d", 4 * 64 / 16);
+    table_rowf(t, "rescale the accumulator: load, load, multiply-add, store per 16 columns, "
+               "once a step of two blocks|%d", 4 * 64 / 16 / 2);
     const int step = ch11_step_vector_ops(), tile_cycles = ch11_step_tile_cycles();
     report_factf(r, "vector_ops", "%d", step);
     report_factf(r, "vector_cycles", "%d", step / 2);
@@ -344,8 +345,8 @@ static void write_ch11_walk_data(const char *dir)
 {
     static const char *const scores[8] = { "Q cols 0-31", "Q cols 32-63", "-", "-",
                                            "S keys 0-15", "S keys 16-31", "K (VNNI)", "K (VNNI)" };
-    static const char *const values[8] = { "Q cols 0-31", "Q cols 32-63", "-", "-",
-                                           "PV 16 cols", "-", "P (bf16)", "V (VNNI)" };
+    static const char *const values[8] = { "Q cols 0-31", "Q cols 32-63", "PV cols 32-47", "PV cols 48-63",
+                                           "PV cols 0-15", "PV cols 16-31", "P (bf16)", "V (VNNI)" };
     FILE *f = data_file(dir, "ch11_tiles.dat");
     fprintf(f, "# tile phase label (phase 0: scores, 1: values)\n");
     for (int t = 0; t < 8; t++) {
@@ -588,7 +589,7 @@ static void ch11_miss_reason(char *buf, size_t size, const ch11_record *rec)
 {
     if (rec->unit_peak > 4 * rec->fp32_peak)
         snprintf(buf, size, " There the tile unit's peak is %.0f times the fp32 multiply-add's, "
-                 "and the kernel waits on its vector work: %d vector cycles a step against %d "
+                 "and the kernel waits on its vector work: %d vector cycles a block against %d "
                  "of the tiles (the count above).", rec->unit_peak / rec->fp32_peak,
                  ch11_step_vector_cycles(), ch11_step_tile_cycles());
     else

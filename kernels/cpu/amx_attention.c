@@ -9,12 +9,13 @@
 #include "cpu/workers.h"
 typedef struct {
     size_t nq, nk, d, dpad, chunks, blocks;   /* dpad = 32 * chunks >= d; blocks of 32 keys */
+    size_t step;                              /* blocks in a softmax step: chunks */
 } amx_shape;
 
 static amx_shape amx_shape_of(const attn_params *p)
 {
     const size_t chunks = (p->d + 31) / 32;
-    return (amx_shape){ p->nq, p->nk, p->d, 32 * chunks, chunks, (p->nk + 31) / 32 };
+    return (amx_shape){ p->nq, p->nk, p->d, 32 * chunks, chunks, (p->nk + 31) / 32, chunks };
 }
 typedef struct { float m[AMX_TILE_ROWS], l[AMX_TILE_ROWS][16]; } amx_rows;
 
@@ -28,9 +29,10 @@ typedef struct amx_engine_state {
 
 typedef struct {
     void (*load_q)(amx_engine_state *, const bf16 *, size_t);
-    void (*scores)(amx_engine_state *, const bf16 *, size_t, float *);
-    void (*values)(amx_engine_state *, const bf16 *, const bf16 *, size_t, float *);
-    void (*softmax_rows)(const float *, const uint32_t *, float, amx_rows *, bf16 *, float *);
+    void (*scores)(amx_engine_state *, const bf16 *, size_t, float *, size_t);
+    void (*values)(amx_engine_state *, const bf16 *, const bf16 *const *, size_t, size_t, float *);
+    void (*softmax_rows)(const float *, size_t, size_t, const uint32_t *, float, amx_rows *, bf16 *,
+                         float *);
     void (*add_values)(float *, const float *, const float *, size_t);
     bool tiles;                           /* configure and release AMX's tiles */
     bool hw_round;                        /* round with VCVTNE2PS2BF16 */
@@ -53,7 +55,7 @@ static void amx_hw_load_q(amx_engine_state *e, const bf16 *qa, size_t chunks)
 }
 
 __attribute__((target("amx-tile,amx-bf16")))
-static void amx_hw_scores(amx_engine_state *e, const bf16 *kb, size_t chunks, float *s)
+static void amx_hw_scores(amx_engine_state *e, const bf16 *kb, size_t chunks, float *s, size_t ld)
 {
     (void)e;
     TILE_ZERO(4);
@@ -64,22 +66,45 @@ static void amx_hw_scores(amx_engine_state *e, const bf16 *kb, size_t chunks, fl
         TILE_DOT_Q(4, c, 6);
         TILE_DOT_Q(5, c, 7);
     }
-    TILE_STORE(4, s, 32 * sizeof(float));
-    TILE_STORE(5, s + 16, 32 * sizeof(float));
+    TILE_STORE(4, s, ld * sizeof(float));
+    TILE_STORE(5, s + 16, ld * sizeof(float));
 }
 
 __attribute__((target("amx-tile,amx-bf16")))
-static void amx_hw_values(amx_engine_state *e, const bf16 *p, const bf16 *vb, size_t dpad, float *pv)
+static void amx_hw_values(amx_engine_state *e, const bf16 *p, const bf16 *const *vb, size_t blocks,
+                          size_t dpad, float *pv)
 {
     (void)e;
-    TILE_LOAD(6, p, AMX_TILE_BYTES);
-    for (size_t j = 0; j < dpad / 16; j += 2) {
+    if (dpad == 64) {
         TILE_ZERO(4);
         TILE_ZERO(5);
-        TILE_LOAD(7, vb + j * AMX_TILE_ELEMS, AMX_TILE_BYTES);
-        TILE_DOT(4, 6, 7);
-        TILE_LOAD(7, vb + (j + 1) * AMX_TILE_ELEMS, AMX_TILE_BYTES);
-        TILE_DOT(5, 6, 7);
+        TILE_ZERO(2);
+        TILE_ZERO(3);
+        for (size_t b = 0; b < blocks; b++) {
+            TILE_LOAD(6, p + b * AMX_TILE_ELEMS, AMX_TILE_BYTES);
+            TILE_LOAD(7, vb[b], AMX_TILE_BYTES);
+            TILE_DOT(4, 6, 7);
+            TILE_LOAD(7, vb[b] + AMX_TILE_ELEMS, AMX_TILE_BYTES);
+            TILE_DOT(5, 6, 7);
+            TILE_LOAD(7, vb[b] + 2 * AMX_TILE_ELEMS, AMX_TILE_BYTES);
+            TILE_DOT(2, 6, 7);
+            TILE_LOAD(7, vb[b] + 3 * AMX_TILE_ELEMS, AMX_TILE_BYTES);
+            TILE_DOT(3, 6, 7);
+        }
+        TILE_STORE(4, pv, dpad * sizeof(float));
+        TILE_STORE(5, pv + 16, dpad * sizeof(float));
+        TILE_STORE(2, pv + 32, dpad * sizeof(float));
+        TILE_STORE(3, pv + 48, dpad * sizeof(float));
+    } else for (size_t j = 0; j < dpad / 16; j += 2) {
+        TILE_ZERO(4);
+        TILE_ZERO(5);
+        for (size_t b = 0; b < blocks; b++) {
+            TILE_LOAD(6, p + b * AMX_TILE_ELEMS, AMX_TILE_BYTES);
+            TILE_LOAD(7, vb[b] + j * AMX_TILE_ELEMS, AMX_TILE_BYTES);
+            TILE_DOT(4, 6, 7);
+            TILE_LOAD(7, vb[b] + (j + 1) * AMX_TILE_ELEMS, AMX_TILE_BYTES);
+            TILE_DOT(5, 6, 7);
+        }
         TILE_STORE(4, pv + 16 * j, dpad * sizeof(float));
         TILE_STORE(5, pv + 16 * (j + 1), dpad * sizeof(float));
     }
@@ -118,7 +143,7 @@ static void emu_load_q(amx_engine_state *e, const bf16 *qa, size_t chunks)
     for (size_t c = 0; c < chunks; c++) TILE_LOAD_Q(c, qa + c * AMX_TILE_ELEMS, AMX_TILE_BYTES);
 }
 
-static void emu_scores(amx_engine_state *e, const bf16 *kb, size_t chunks, float *s)
+static void emu_scores(amx_engine_state *e, const bf16 *kb, size_t chunks, float *s, size_t ld)
 {
     TILE_ZERO(4);
     TILE_ZERO(5);
@@ -128,20 +153,43 @@ static void emu_scores(amx_engine_state *e, const bf16 *kb, size_t chunks, float
         TILE_DOT_Q(4, c, 6);
         TILE_DOT_Q(5, c, 7);
     }
-    TILE_STORE(4, s, 32 * sizeof(float));
-    TILE_STORE(5, s + 16, 32 * sizeof(float));
+    TILE_STORE(4, s, ld * sizeof(float));
+    TILE_STORE(5, s + 16, ld * sizeof(float));
 }
 
-static void emu_values(amx_engine_state *e, const bf16 *p, const bf16 *vb, size_t dpad, float *pv)
+static void emu_values(amx_engine_state *e, const bf16 *p, const bf16 *const *vb, size_t blocks,
+                       size_t dpad, float *pv)
 {
-    TILE_LOAD(6, p, AMX_TILE_BYTES);
-    for (size_t j = 0; j < dpad / 16; j += 2) {
+    if (dpad == 64) {
         TILE_ZERO(4);
         TILE_ZERO(5);
-        TILE_LOAD(7, vb + j * AMX_TILE_ELEMS, AMX_TILE_BYTES);
-        TILE_DOT(4, 6, 7);
-        TILE_LOAD(7, vb + (j + 1) * AMX_TILE_ELEMS, AMX_TILE_BYTES);
-        TILE_DOT(5, 6, 7);
+        TILE_ZERO(2);
+        TILE_ZERO(3);
+        for (size_t b = 0; b < blocks; b++) {
+            TILE_LOAD(6, p + b * AMX_TILE_ELEMS, AMX_TILE_BYTES);
+            TILE_LOAD(7, vb[b], AMX_TILE_BYTES);
+            TILE_DOT(4, 6, 7);
+            TILE_LOAD(7, vb[b] + AMX_TILE_ELEMS, AMX_TILE_BYTES);
+            TILE_DOT(5, 6, 7);
+            TILE_LOAD(7, vb[b] + 2 * AMX_TILE_ELEMS, AMX_TILE_BYTES);
+            TILE_DOT(2, 6, 7);
+            TILE_LOAD(7, vb[b] + 3 * AMX_TILE_ELEMS, AMX_TILE_BYTES);
+            TILE_DOT(3, 6, 7);
+        }
+        TILE_STORE(4, pv, dpad * sizeof(float));
+        TILE_STORE(5, pv + 16, dpad * sizeof(float));
+        TILE_STORE(2, pv + 32, dpad * sizeof(float));
+        TILE_STORE(3, pv + 48, dpad * sizeof(float));
+    } else for (size_t j = 0; j < dpad / 16; j += 2) {
+        TILE_ZERO(4);
+        TILE_ZERO(5);
+        for (size_t b = 0; b < blocks; b++) {
+            TILE_LOAD(6, p + b * AMX_TILE_ELEMS, AMX_TILE_BYTES);
+            TILE_LOAD(7, vb[b] + j * AMX_TILE_ELEMS, AMX_TILE_BYTES);
+            TILE_DOT(4, 6, 7);
+            TILE_LOAD(7, vb[b] + (j + 1) * AMX_TILE_ELEMS, AMX_TILE_BYTES);
+            TILE_DOT(5, 6, 7);
+        }
         TILE_STORE(4, pv + 16 * j, dpad * sizeof(float));
         TILE_STORE(5, pv + 16 * (j + 1), dpad * sizeof(float));
     }
@@ -157,7 +205,7 @@ static void vdp_load_q(amx_engine_state *e, const bf16 *qa, size_t chunks)
     memcpy(e->qa, qa, chunks * AMX_TILE_ELEMS * sizeof(bf16));
 }
 __attribute__((target("avx512f,avx512bf16")))
-static void vdp_hw_scores(amx_engine_state *e, const bf16 *kb, size_t chunks, float *s)
+static void vdp_hw_scores(amx_engine_state *e, const bf16 *kb, size_t chunks, float *s, size_t ld)
 {
     const uint32_t *q = (const uint32_t *)e->qa, *k = (const uint32_t *)kb;
     for (size_t r0 = 0; r0 < AMX_TILE_ROWS; r0 += 4) {
@@ -174,27 +222,30 @@ static void vdp_hw_scores(amx_engine_state *e, const bf16 *kb, size_t chunks, fl
                 }
             }
         for (int i = 0; i < 4; i++) {
-            _mm512_storeu_ps(s + (r0 + (size_t)i) * 32, acc[i][0]);
-            _mm512_storeu_ps(s + (r0 + (size_t)i) * 32 + 16, acc[i][1]);
+            _mm512_storeu_ps(s + (r0 + (size_t)i) * ld, acc[i][0]);
+            _mm512_storeu_ps(s + (r0 + (size_t)i) * ld + 16, acc[i][1]);
         }
     }
 }
 __attribute__((target("avx512f,avx512bf16")))
-static void vdp_hw_values(amx_engine_state *e, const bf16 *p, const bf16 *vb, size_t dpad, float *pv)
+static void vdp_hw_values(amx_engine_state *e, const bf16 *p, const bf16 *const *vb, size_t blocks,
+                          size_t dpad, float *pv)
 {
     (void)e;
-    const uint32_t *pp = (const uint32_t *)p, *v = (const uint32_t *)vb;
     const size_t groups = dpad / 16;
     for (size_t row = 0; row < AMX_TILE_ROWS; row += 2) {
         __m512 acc[2][8];
         for (size_t j = 0; j < 8; j++) acc[0][j] = acc[1][j] = _mm512_setzero_ps();
-        for (size_t r = 0; r < AMX_TILE_ROWS; r++) {
-            const __m512bh p0 = (__m512bh)_mm512_set1_epi32((int)pp[row * 16 + r]);
-            const __m512bh p1 = (__m512bh)_mm512_set1_epi32((int)pp[(row + 1) * 16 + r]);
-            for (size_t j = 0; j < groups; j++) {
-                const __m512bh vv = (__m512bh)_mm512_loadu_si512(v + j * 256 + r * 16);
-                acc[0][j] = _mm512_dpbf16_ps(acc[0][j], vv, p0);
-                acc[1][j] = _mm512_dpbf16_ps(acc[1][j], vv, p1);
+        for (size_t b = 0; b < blocks; b++) {
+            const uint32_t *pp = (const uint32_t *)(p + b * AMX_TILE_ELEMS), *v = (const uint32_t *)vb[b];
+            for (size_t r = 0; r < AMX_TILE_ROWS; r++) {
+                const __m512bh p0 = (__m512bh)_mm512_set1_epi32((int)pp[row * 16 + r]);
+                const __m512bh p1 = (__m512bh)_mm512_set1_epi32((int)pp[(row + 1) * 16 + r]);
+                for (size_t j = 0; j < groups; j++) {
+                    const __m512bh vv = (__m512bh)_mm512_loadu_si512(v + j * 256 + r * 16);
+                    acc[0][j] = _mm512_dpbf16_ps(acc[0][j], vv, p0);
+                    acc[1][j] = _mm512_dpbf16_ps(acc[1][j], vv, p1);
+                }
             }
         }
         for (size_t j = 0; j < groups; j++) {
@@ -203,7 +254,7 @@ static void vdp_hw_values(amx_engine_state *e, const bf16 *p, const bf16 *vb, si
         }
     }
 }
-static void vdp_emu_scores(amx_engine_state *e, const bf16 *kb, size_t chunks, float *s)
+static void vdp_emu_scores(amx_engine_state *e, const bf16 *kb, size_t chunks, float *s, size_t ld)
 {
     const uint32_t *q = (const uint32_t *)e->qa, *k = (const uint32_t *)kb;
     for (size_t row = 0; row < AMX_TILE_ROWS; row++)
@@ -213,18 +264,21 @@ static void vdp_emu_scores(amx_engine_state *e, const bf16 *kb, size_t chunks, f
                 for (size_t r = 0; r < AMX_TILE_ROWS; r++)
                     acc = bf16_dot_lane(acc, k[(2 * c + key / 16) * 256 + r * 16 + key % 16],
                                         q[c * 256 + row * 16 + r]);
-            s[row * 32 + key] = acc;
+            s[row * ld + key] = acc;
         }
 }
-static void vdp_emu_values(amx_engine_state *e, const bf16 *p, const bf16 *vb, size_t dpad, float *pv)
+static void vdp_emu_values(amx_engine_state *e, const bf16 *p, const bf16 *const *vb, size_t blocks,
+                           size_t dpad, float *pv)
 {
     (void)e;
-    const uint32_t *pp = (const uint32_t *)p, *v = (const uint32_t *)vb;
     for (size_t row = 0; row < AMX_TILE_ROWS; row++)
         for (size_t col = 0; col < dpad; col++) {
             float acc = 0.0f;
-            for (size_t r = 0; r < AMX_TILE_ROWS; r++)
-                acc = bf16_dot_lane(acc, v[(col / 16) * 256 + r * 16 + col % 16], pp[row * 16 + r]);
+            for (size_t b = 0; b < blocks; b++) {
+                const uint32_t *pp = (const uint32_t *)(p + b * AMX_TILE_ELEMS), *v = (const uint32_t *)vb[b];
+                for (size_t r = 0; r < AMX_TILE_ROWS; r++)
+                    acc = bf16_dot_lane(acc, v[(col / 16) * 256 + r * 16 + col % 16], pp[row * 16 + r]);
+            }
             pv[row * dpad + col] = acc;
         }
 }
@@ -275,16 +329,19 @@ static __m512 row_maxima(const __m512 h[AMX_TILE_ROWS])
     return _mm512_permutexvar_ps(lane_of_row, m);
 }
 __attribute__((target("avx512f,avx512bf16")))
-static void softmax_rows_hw(const float *s, const uint32_t *visible, float scale, amx_rows *rows,
-                            bf16 *p, float *alpha)
+static void softmax_rows_hw(const float *s, size_t ld, size_t blocks, const uint32_t *visible, float scale,
+                            amx_rows *rows, bf16 *p, float *alpha)
 {
     float base_log2e[AMX_TILE_ROWS];
-    __m512 x[AMX_TILE_ROWS][2], wider[AMX_TILE_ROWS];
+    __m512 x[AMX_TILE_ROWS][2 * AMX_STEP_BLOCKS], wider[AMX_TILE_ROWS];
     for (size_t r = 0; r < AMX_TILE_ROWS; r++) {
         const __m512 inf = _mm512_set1_ps(-INFINITY), sc = _mm512_set1_ps(scale);
-        x[r][0] = _mm512_mask_mul_ps(inf, (__mmask16)visible[r], _mm512_loadu_ps(s + r * 32), sc);
-        x[r][1] = _mm512_mask_mul_ps(inf, (__mmask16)(visible[r] >> 16), _mm512_loadu_ps(s + r * 32 + 16), sc);
-        wider[r] = _mm512_max_ps(x[r][0], x[r][1]);
+        wider[r] = inf;
+        for (size_t h = 0; h < 2 * blocks; h++) {
+            const __mmask16 seen = (__mmask16)(visible[r * AMX_STEP_BLOCKS + h / 2] >> (16 * (h % 2)));
+            x[r][h] = _mm512_mask_mul_ps(inf, seen, _mm512_loadu_ps(s + r * ld + 16 * h), sc);
+            wider[r] = _mm512_max_ps(wider[r], x[r][h]);
+        }
     }
     const __m512 m_old = _mm512_loadu_ps(rows->m), m_new = _mm512_max_ps(row_maxima(wider), m_old);
     const __m512 b16 = _mm512_mask_mov_ps(m_new, _mm512_cmp_ps_mask(m_new, _mm512_set1_ps(-INFINITY), _CMP_EQ_OQ),
@@ -297,34 +354,43 @@ static void softmax_rows_hw(const float *s, const uint32_t *visible, float scale
     const __m512bh ones = (__m512bh)_mm512_set1_epi16(0x3f80);
     for (size_t r = 0; r < AMX_TILE_ROWS; r++) {
         const __m512 b = _mm512_set1_ps(base_log2e[r]);
-        const __m512bh pb = _mm512_cvtne2ps_pbh(exp2_16(_mm512_fmsub_ps(x[r][1], log2e, b)),
-                                                exp2_16(_mm512_fmsub_ps(x[r][0], log2e, b)));
-        _mm512_storeu_si512(p + r * 32, (__m512i)pb);
-        const __m512 scaled = _mm512_mul_ps(_mm512_loadu_ps(rows->l[r]), _mm512_set1_ps(alpha[r]));
-        _mm512_storeu_ps(rows->l[r], _mm512_dpbf16_ps(scaled, pb, ones));
+        __m512 sums = _mm512_mul_ps(_mm512_loadu_ps(rows->l[r]), _mm512_set1_ps(alpha[r]));
+        for (size_t j = 0; j < blocks; j++) {
+            const __m512bh pb = _mm512_cvtne2ps_pbh(exp2_16(_mm512_fmsub_ps(x[r][2 * j + 1], log2e, b)),
+                                                    exp2_16(_mm512_fmsub_ps(x[r][2 * j], log2e, b)));
+            _mm512_storeu_si512(p + j * AMX_TILE_ELEMS + r * 32, (__m512i)pb);
+            sums = _mm512_dpbf16_ps(sums, pb, ones);
+        }
+        _mm512_storeu_ps(rows->l[r], sums);
     }
 }
-static void softmax_row_emu(const float *s, uint32_t visible, float scale, float *m, float l[16],
-                            bf16 *p, float *alpha)
+static void softmax_row_emu(const float *s, size_t keys, const uint32_t *visible, float scale, float *m,
+                            float l[16], bf16 *p, float *alpha)
 {
-    float x[32], mx = -INFINITY;
-    for (int j = 0; j < 32; j++) {
-        x[j] = (visible >> j) & 1u ? s[j] * scale : -INFINITY;
+    float x[32 * AMX_STEP_BLOCKS], mx = -INFINITY;
+    for (size_t j = 0; j < keys; j++) {
+        x[j] = (visible[j / 32] >> (j % 32)) & 1u ? s[j] * scale : -INFINITY;
         mx = max_of(mx, x[j]);
     }
     const float m_new = max_of(*m, mx), base = m_new == -INFINITY ? 0.0f : m_new;
     const float base_log2e = base * LOG2_E;
     *alpha = amx_exp2((*m - base) * LOG2_E);
-    for (int j = 0; j < 32; j++) p[j] = bf16_round(amx_exp2(fmaf(x[j], LOG2_E, -base_log2e)));
-    for (int t = 0; t < 16; t++)
-        l[t] = bf16_dot_lane(l[t] * *alpha, (uint32_t)p[2 * t] | (uint32_t)p[2 * t + 1] << 16, 0x3f803f80u);
+    for (size_t j = 0; j < keys; j++)
+        p[j / 32 * AMX_TILE_ELEMS + j % 32] = bf16_round(amx_exp2(fmaf(x[j], LOG2_E, -base_log2e)));
+    for (int t = 0; t < 16; t++) l[t] *= *alpha;
+    for (size_t b = 0; b < keys / 32; b++)
+        for (int t = 0; t < 16; t++) {
+            const bf16 *pair = p + b * AMX_TILE_ELEMS + 2 * t;
+            l[t] = bf16_dot_lane(l[t], (uint32_t)pair[0] | (uint32_t)pair[1] << 16, 0x3f803f80u);
+        }
     *m = m_new;
 }
-static void softmax_rows_emu(const float *s, const uint32_t *visible, float scale, amx_rows *rows,
-                             bf16 *p, float *alpha)
+static void softmax_rows_emu(const float *s, size_t ld, size_t blocks, const uint32_t *visible, float scale,
+                             amx_rows *rows, bf16 *p, float *alpha)
 {
     for (size_t r = 0; r < AMX_TILE_ROWS; r++)
-        softmax_row_emu(s + r * 32, visible[r], scale, &rows->m[r], rows->l[r], p + r * 32, &alpha[r]);
+        softmax_row_emu(s + r * ld, 32 * blocks, visible + r * AMX_STEP_BLOCKS, scale, &rows->m[r], rows->l[r],
+                        p + r * 32, &alpha[r]);
 }
 static void add_block_values(float *o, const float *pv, const float *alpha, size_t dpad)
 {
@@ -430,8 +496,8 @@ typedef struct amx_job {
 } amx_job;
 typedef struct {
     amx_engine_state engine;
-    bf16 qa[4 * AMX_TILE_ELEMS], p[2][AMX_TILE_ROWS * 32];            /* blocks in flight */
-    float s[2][AMX_TILE_ROWS * 32], alpha[4][AMX_TILE_ROWS];
+    bf16 qa[4 * AMX_TILE_ELEMS], p[2][AMX_STEP_BLOCKS * AMX_TILE_ELEMS];   /* steps in flight */
+    float s[2][AMX_TILE_ROWS * 32 * AMX_STEP_BLOCKS], alpha[4][AMX_TILE_ROWS];
     float pv[2][AMX_TILE_ROWS * 128], o[AMX_TILE_ROWS * 128];
     amx_rows rows;
     size_t computed, skipped;
@@ -463,6 +529,28 @@ static const bf16 *key_block(const amx_job *job, size_t head, size_t b)
 {
     return job->packed_k + (head * job->shape.blocks + b) * job->shape.dpad * 32;
 }
+typedef struct {
+    size_t count, next, block[AMX_STEP_BLOCKS];
+    const bf16 *keys[AMX_STEP_BLOCKS], *values[AMX_STEP_BLOCKS];
+} amx_step;
+
+static void gather_step(const amx_job *job, size_t head, size_t q0, size_t rows, size_t from, amx_step *st)
+{
+    st->count = 0;
+    for (size_t b = next_block(job, q0, rows, from); b < job->shape.blocks && st->count < job->shape.step;
+         b = next_block(job, q0, rows, b + 1)) {
+        st->block[st->count] = b;
+        st->keys[st->count] = key_block(job, head, b);
+        st->values[st->count++] = job->packed_v + (head * job->shape.blocks + b) * job->shape.dpad * 32;
+        from = b + 1;
+    }
+    st->next = from;
+}
+static void start_scores(const amx_job *job, amx_workspace *w, const amx_step *st, float *s)
+{
+    for (size_t j = 0; j < st->count; j++)
+        job->engine->scores(&w->engine, st->keys[j], job->shape.chunks, s + 32 * j, 32 * job->shape.step);
+}
 static void do_slice(const amx_job *job, amx_workspace *w, size_t head, size_t q0)
 {
     const amx_shape *sh = &job->shape;
@@ -472,29 +560,36 @@ static void do_slice(const amx_job *job, amx_workspace *w, size_t head, size_t q
     for (size_t r = 0; r < AMX_TILE_ROWS; r++) w->rows.m[r] = -INFINITY;
     memset(w->rows.l, 0, sizeof w->rows.l);
     memset(w->o, 0, AMX_TILE_ROWS * sh->dpad * sizeof(float));
-    size_t steps = 0, block[4];               /* step i works on block[i % 4] */
+    size_t computed = 0;
     for (size_t b = next_block(job, q0, rows, 0); b < sh->blocks; b = next_block(job, q0, rows, b + 1))
-        steps++;
-    block[0] = next_block(job, q0, rows, 0);
-    if (steps > 0) job->engine->scores(&w->engine, key_block(job, head, block[0]), sh->chunks, w->s[0]);
+        computed++;
+    const size_t steps = (computed + sh->step - 1) / sh->step;
+    amx_step step[4];                          /* step i is step[i % 4] */
+    gather_step(job, head, q0, rows, 0, &step[0]);
+    if (steps > 0) start_scores(job, w, &step[0], w->s[0]);
     for (size_t i = 0; i < steps + 2; i++) {
         if (i < steps) {
-            const size_t b = block[i % 4];
-            block[(i + 1) % 4] = next_block(job, q0, rows, b + 1);
-            if (i + 1 < steps)
-                job->engine->scores(&w->engine, key_block(job, head, block[(i + 1) % 4]), sh->chunks, w->s[(i + 1) % 2]);
-            const attn_tile_kind kind = block_kind(job, q0, rows, b);
-            uint32_t visible[AMX_TILE_ROWS];
-            for (size_t r = 0; r < AMX_TILE_ROWS; r++) visible[r] = visible_keys(job, kind, q0 + r, 32 * b);
-            job->engine->softmax_rows(w->s[i % 2], visible, job->p->scale, &w->rows, w->p[i % 2], w->alpha[i % 4]);
+            if (i + 1 < steps) {
+                gather_step(job, head, q0, rows, step[i % 4].next, &step[(i + 1) % 4]);
+                start_scores(job, w, &step[(i + 1) % 4], w->s[(i + 1) % 2]);
+            }
+            const amx_step *st = &step[i % 4];
+            uint32_t visible[AMX_TILE_ROWS * AMX_STEP_BLOCKS];
+            for (size_t j = 0; j < st->count; j++) {
+                const attn_tile_kind kind = block_kind(job, q0, rows, st->block[j]);
+                for (size_t r = 0; r < AMX_TILE_ROWS; r++)
+                    visible[r * AMX_STEP_BLOCKS + j] = visible_keys(job, kind, q0 + r, 32 * st->block[j]);
+            }
+            job->engine->softmax_rows(w->s[i % 2], 32 * sh->step, st->count, visible, job->p->scale, &w->rows,
+                                      w->p[i % 2], w->alpha[i % 4]);
         }
         if (i >= 1 && i - 1 < steps)
-            job->engine->values(&w->engine, w->p[(i - 1) % 2], job->packed_v + (head * sh->blocks + block[(i - 1) % 4])
-                                * sh->dpad * 32, sh->dpad, w->pv[(i - 1) % 2]);
+            job->engine->values(&w->engine, w->p[(i - 1) % 2], step[(i - 1) % 4].values, step[(i - 1) % 4].count,
+                                sh->dpad, w->pv[(i - 1) % 2]);
         if (i >= 2) job->engine->add_values(w->o, w->pv[i % 2], w->alpha[(i - 2) % 4], sh->dpad);
     }
-    w->computed += steps;
-    w->skipped += sh->blocks - steps;
+    w->computed += computed;
+    w->skipped += sh->blocks - computed;
     for (size_t r = 0; r < rows; r++) {
         const float l = amx_row_sum(w->rows.l[r]);
         const bool sees = attn_row_sees_a_key(job->p, q0 + r);

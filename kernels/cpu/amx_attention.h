@@ -8,7 +8,7 @@ typedef enum {
     AMX_KERNEL_AMX, AMX_KERNEL_AVX512BF16, AMX_KERNEL_EMULATED, AMX_KERNEL_EMULATED_VDP,
     AMX_ENGINES
 } amx_kernel;
-enum { AMX_MAX_THREADS = 256 };
+enum { AMX_MAX_THREADS = 256, AMX_STEP_BLOCKS = 4 };   /* blocks of 32 keys in one softmax step */
 typedef struct { size_t blocks_computed, blocks_skipped; } amx_counts;
 /* bf16 attention: Q, K, V rounded to bf16, sums in fp32; d <= 128 */
 void attention_bf16(amx_kernel kernel, const attn_params *p, const float *q, const float *k,
