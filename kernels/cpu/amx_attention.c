@@ -568,11 +568,14 @@ static void do_slice(const amx_job *job, amx_workspace *w, size_t head, size_t q
     gather_step(job, head, q0, rows, 0, &step[0]);
     if (steps > 0) start_scores(job, w, &step[0], w->s[0]);
     for (size_t i = 0; i < steps + 2; i++) {
+        if (i + 1 < steps) {
+            gather_step(job, head, q0, rows, step[i % 4].next, &step[(i + 1) % 4]);
+            start_scores(job, w, &step[(i + 1) % 4], w->s[(i + 1) % 2]);
+        }
+        if (i >= 1 && i - 1 < steps)
+            job->engine->values(&w->engine, w->p[(i - 1) % 2], step[(i - 1) % 4].values, step[(i - 1) % 4].count,
+                                sh->dpad, w->pv[(i - 1) % 2]);
         if (i < steps) {
-            if (i + 1 < steps) {
-                gather_step(job, head, q0, rows, step[i % 4].next, &step[(i + 1) % 4]);
-                start_scores(job, w, &step[(i + 1) % 4], w->s[(i + 1) % 2]);
-            }
             const amx_step *st = &step[i % 4];
             uint32_t visible[AMX_TILE_ROWS * AMX_STEP_BLOCKS];
             for (size_t j = 0; j < st->count; j++) {
@@ -583,9 +586,6 @@ static void do_slice(const amx_job *job, amx_workspace *w, size_t head, size_t q
             job->engine->softmax_rows(w->s[i % 2], 32 * sh->step, st->count, visible, job->p->scale, &w->rows,
                                       w->p[i % 2], w->alpha[i % 4]);
         }
-        if (i >= 1 && i - 1 < steps)
-            job->engine->values(&w->engine, w->p[(i - 1) % 2], step[(i - 1) % 4].values, step[(i - 1) % 4].count,
-                                sh->dpad, w->pv[(i - 1) % 2]);
         if (i >= 2) job->engine->add_values(w->o, w->pv[i % 2], w->alpha[(i - 2) % 4], sh->dpad);
     }
     w->computed += computed;
