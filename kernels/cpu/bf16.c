@@ -262,10 +262,9 @@ static void vdp_probe_loop(long iterations, float *sink)
     *sink = _mm512_reduce_add_ps(acc[0]);
 }
 __attribute__((target("amx-tile,amx-bf16")))
-static void amx_probe_loop(long iterations, float *sink)
+static inline void probe_tiles_start(void)      /* accumulators 0-3 zero, operands 4 and 5 zeros */
 {
     static const bf16 zeros[512];
-    float out[256];
     amx_configure_tiles();
     _tile_zero(0);
     _tile_zero(1);
@@ -273,15 +272,32 @@ static void amx_probe_loop(long iterations, float *sink)
     _tile_zero(3);
     _tile_loadd(4, zeros, 64);
     _tile_loadd(5, zeros, 64);
-    for (long it = 0; it < iterations; it++) {
-        _tile_dpbf16ps(0, 4, 5);
-        _tile_dpbf16ps(1, 4, 5);
-        _tile_dpbf16ps(2, 4, 5);
-        _tile_dpbf16ps(3, 4, 5);
-    }
+}
+
+__attribute__((target("amx-tile,amx-bf16")))
+static inline void probe_four_products(void)
+{
+    _tile_dpbf16ps(0, 4, 5);
+    _tile_dpbf16ps(1, 4, 5);
+    _tile_dpbf16ps(2, 4, 5);
+    _tile_dpbf16ps(3, 4, 5);
+}
+
+__attribute__((target("amx-tile,amx-bf16")))
+static inline float probe_tiles_end(void)
+{
+    float out[256];
     _tile_stored(0, out, 64);
     _tile_release();
-    *sink = out[0];
+    return out[0];
+}
+
+__attribute__((target("amx-tile,amx-bf16")))
+static void amx_probe_loop(long iterations, float *sink)
+{
+    probe_tiles_start();
+    for (long it = 0; it < iterations; it++) probe_four_products();
+    *sink = probe_tiles_end();
 }
 typedef struct { bool amx; long iterations; float sink; } probe_arg;
 
@@ -321,24 +337,11 @@ spread bf16_peak_gflops(bool amx, int threads, long iterations, int repeats)
 __attribute__((target("amx-tile,amx-bf16,avx512f")))
 static void overlap_loop(bool tiles, bool vectors, long rounds, float *sink)
 {
-    static const bf16 zeros[512];
-    float out[256];
     const __m512 one = _mm512_set1_ps(1.0f);
     __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
-    amx_configure_tiles();
-    _tile_zero(0);
-    _tile_zero(1);
-    _tile_zero(2);
-    _tile_zero(3);
-    _tile_loadd(4, zeros, 64);
-    _tile_loadd(5, zeros, 64);
+    probe_tiles_start();
     for (long it = 0; it < rounds; it++) {
-        if (tiles) {
-            _tile_dpbf16ps(0, 4, 5);
-            _tile_dpbf16ps(1, 4, 5);
-            _tile_dpbf16ps(2, 4, 5);
-            _tile_dpbf16ps(3, 4, 5);
-        }
+        if (tiles) probe_four_products();
         for (int k = 0; vectors && k < 16; k++) {
             a0 = _mm512_fmadd_ps(a0, one, one), a1 = _mm512_fmadd_ps(a1, one, one);
             a2 = _mm512_fmadd_ps(a2, one, one), a3 = _mm512_fmadd_ps(a3, one, one);
@@ -346,11 +349,10 @@ static void overlap_loop(bool tiles, bool vectors, long rounds, float *sink)
             a6 = _mm512_fmadd_ps(a6, one, one), a7 = _mm512_fmadd_ps(a7, one, one);
         }
     }
-    _tile_stored(0, out, 64);
-    _tile_release();
+    const float tile_sum = probe_tiles_end();
     const __m512 sum = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)),
                                      _mm512_add_ps(_mm512_add_ps(a4, a5), _mm512_add_ps(a6, a7)));
-    *sink = out[0] + _mm512_reduce_add_ps(sum);
+    *sink = tile_sum + _mm512_reduce_add_ps(sum);
 }
 
 amx_overlap amx_overlap_probe(long rounds, int repeats)
