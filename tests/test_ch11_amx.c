@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "../tangled/ch11_amx.h"
+#include "gpu/gpu_attention.h"
 static uint32_t bits(float x) { uint32_t u; memcpy(&u, &x, 4); return u; }
 static float flt(uint32_t u) { float x; memcpy(&x, &u, 4); return x; }
 static bf16 round_bits(uint32_t u) { return bf16_round(flt(u)); }
@@ -222,6 +223,135 @@ Test(bits, values_are_packed_in_pairs_of_keys)
         const float expected = key < 40 && col < 20 ? v[key * 20 + col] : 0.0f;
         cr_expect_eq(bf16_float(out[i]), expected, "tile %zu, row %zu, place %zu", t, r, place);
     }
+}
+static const decode_params TILE_SHAPES[] = {
+    { .batch = 1, .heads = 8, .kv_heads = 1, .nq = 1, .nk = 1000, .d = 64 },
+    { .batch = 2, .heads = 8, .kv_heads = 2, .nq = 3, .nk = 2100, .d = 128 },
+    { .batch = 1, .heads = 4, .kv_heads = 4, .nq = 1, .nk = 33, .d = 32 },
+    { .batch = 1, .heads = 16, .kv_heads = 1, .nq = 1, .nk = 1057, .d = 96 },
+};
+enum { TILE_SHAPE_COUNT = sizeof TILE_SHAPES / sizeof TILE_SHAPES[0] };
+
+typedef struct { decode_params p; float *q, *k, *v, *o; bf16 *k16, *v16; } tile_problem;
+
+static tile_problem tile_problem_new(size_t shape, uint32_t seed)
+{
+    tile_problem t = { .p = TILE_SHAPES[shape] };
+    t.p.scale = 1.0f / sqrtf((float)t.p.d);
+    const size_t nq = t.p.batch * t.p.heads * t.p.nq * t.p.d,
+                 nk = t.p.batch * t.p.kv_heads * t.p.nk * t.p.d;
+    t.q = fa_alloc(nq * 4); t.o = fa_alloc(nq * 4); t.k = fa_alloc(nk * 4); t.v = fa_alloc(nk * 4);
+    t.k16 = fa_alloc(nk * 2); t.v16 = fa_alloc(nk * 2);
+    mt19937 g;
+    mt_seed(&g, seed);
+    torch_randn(&g, t.q, nq); torch_randn(&g, t.k, nk); torch_randn(&g, t.v, nk);
+    for (size_t i = 0; i < nk; i++) {
+        t.k16[i] = bf16_round(t.k[i]); t.k[i] = bf16_float(t.k16[i]);
+        t.v16[i] = bf16_round(t.v[i]); t.v[i] = bf16_float(t.v16[i]);
+    }
+    return t;
+}
+
+static void tile_problem_free(tile_problem *t)
+{
+    fa_free(t->q); fa_free(t->o); fa_free(t->k); fa_free(t->v); fa_free(t->k16); fa_free(t->v16);
+}
+
+static void tile_decode(tile_problem *t, decode_piece_kernel *piece, int threads)
+{
+    attention_decode(&t->p, t->q, t->k16, t->v16, t->o,
+                     &(decode_config){ .threads = threads, .cache = DECODE_BF16, .piece = piece });
+}
+static void gather_group(const decode_params *p, const float *x, size_t b, size_t g, float *out)
+{
+    const size_t group = p->heads / p->kv_heads, rows = group * p->nq;
+    for (size_t r = 0; r < rows; r++) {
+        const size_t h = g * group + r / p->nq, i = r % p->nq;
+        memcpy(out + r * p->d, x + ((b * p->heads + h) * p->nq + i) * p->d, p->d * sizeof(float));
+    }
+}
+
+Test(tiles, decoding_on_the_model_is_within_twice_plain_bf16, .timeout = 120)
+{
+    for (size_t s = 0; s < TILE_SHAPE_COUNT; s++) {
+        tile_problem t = tile_problem_new(s, 40 + (uint32_t)s);
+        tile_decode(&t, amx_decode_piece_model, 2);
+        const decode_params *p = &t.p;
+        const size_t rows = p->heads / p->kv_heads * p->nq, n = rows * p->d;
+        attn_params a = attn_default(1, 1, rows, p->nk, p->d);
+        a.scale = p->scale;
+        float *q = fa_alloc(n * 4), *o = fa_alloc(n * 4);
+        double *exact = fa_alloc(n * sizeof(double));
+        for (size_t b = 0; b < p->batch; b++)
+            for (size_t g = 0; g < p->kv_heads; g++) {
+                const size_t at = (b * p->kv_heads + g) * p->nk * p->d;
+                gather_group(p, t.q, b, g, q);
+                gather_group(p, t.o, b, g, o);
+                attention_reference(&a, q, t.k + at, t.v + at, exact);
+                double top = 0;
+                for (size_t i = 0; i < n; i++) top = fmax(top, fabs(exact[i]));
+                const double kernel = max_abs_diff_fd(o, exact, n),
+                             plain = gpu_bf16_naive_error(&a, q, t.k + at, t.v + at, exact);
+                cr_expect_leq(kernel, 2 * fmax(plain, ldexp(top, -23)),
+                              "shape %zu, batch %zu, group %zu: %.3e against plain bf16's %.3e", s, b, g,
+                              kernel, plain);
+            }
+        fa_free(q); fa_free(o); fa_free(exact);
+        tile_problem_free(&t);
+    }
+}
+Test(tiles, decoding_on_the_model_has_the_same_bits_on_every_thread_count, .timeout = 120)
+{
+    for (size_t s = 0; s < TILE_SHAPE_COUNT; s++) {
+        tile_problem t = tile_problem_new(s, 50 + (uint32_t)s);
+        const size_t n = t.p.batch * t.p.heads * t.p.nq * t.p.d;
+        tile_decode(&t, amx_decode_piece_model, 1);
+        float *one = fa_alloc(n * 4);
+        memcpy(one, t.o, n * 4);
+        for (int threads = 2; threads <= 3; threads++) {
+            tile_decode(&t, amx_decode_piece_model, threads);
+            cr_expect_eq(memcmp(one, t.o, n * 4), 0, "shape %zu, %d threads", s, threads);
+        }
+        fa_free(one);
+        tile_problem_free(&t);
+    }
+}
+
+Test(tiles, decoding_on_the_tiles_gives_the_models_bits, .timeout = 120)
+{
+    char why[160];
+    if (!amx_available(why)) cr_skip_test("%s", why);
+    if (!bf16_cpu_has_avx512bf16()) cr_skip_test("no AVX512-BF16 on this machine");
+    for (size_t s = 0; s < TILE_SHAPE_COUNT; s++) {
+        tile_problem t = tile_problem_new(s, 60 + (uint32_t)s);
+        const size_t n = t.p.batch * t.p.heads * t.p.nq * t.p.d;
+        tile_decode(&t, amx_decode_piece_model, 2);
+        float *model = fa_alloc(n * 4);
+        memcpy(model, t.o, n * 4);
+        for (int threads = 1; threads <= 2; threads++) {
+            tile_decode(&t, amx_decode_piece, threads);
+            size_t differ = 0;
+            for (size_t i = 0; i < n; i++) differ += memcmp(&model[i], &t.o[i], 4) != 0;
+            cr_expect_eq(differ, 0, "shape %zu, %d threads: %zu of %zu numbers differ", s, threads,
+                         differ, n);
+        }
+        fa_free(model);
+        tile_problem_free(&t);
+    }
+}
+Test(tiles, decoding_shapes_the_tiles_cannot_run_are_named)
+{
+    decode_params p = TILE_SHAPES[0];
+    p.scale = 0.125f;
+    cr_expect_null(amx_decode_problem(&p, DECODE_BF16));
+    cr_expect_not_null(amx_decode_problem(&p, DECODE_FP32));
+    p.d = 48;
+    cr_expect_not_null(amx_decode_problem(&p, DECODE_BF16));
+    p.d = 160;
+    cr_expect_not_null(amx_decode_problem(&p, DECODE_BF16));
+    p.d = 64;
+    p.kv_heads = 3;
+    cr_expect_not_null(amx_decode_problem(&p, DECODE_BF16));
 }
 Test(recorded, the_sentence_counts_the_goals_from_the_record)
 {

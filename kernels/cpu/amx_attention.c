@@ -667,3 +667,317 @@ const char *bf16_params_problem(const attn_params *p)
     if (p->d > 128) return "the bf16 kernels take head dimensions up to 128";
     return attn_params_problem(p);
 }
+enum { DT_ROWS = 8, DT_KEYS = 32, DT_MAX_D = 128, DT_PAIR_BYTES = 2 * DT_ROWS * 2 };
+typedef struct {
+    bf16  qt[4][16 * 2 * DT_ROWS];              /* Q^T in pairs: a tile a 32 dimensions */
+    float s[2][DT_KEYS][DT_ROWS];               /* S^T of two blocks: a key a row */
+    bf16  p[2][DT_ROWS * DT_KEYS];              /* P: the rows' 32 keys, in pairs */
+    bf16  bv[2][DT_MAX_D / 16][AMX_TILE_ELEMS]; /* V in pairs, 16 columns a tile */
+    float pv[DT_ROWS][DT_MAX_D];                /* P V of the block */
+    float o[DT_ROWS][DT_MAX_D];                 /* the rows' outputs, in the tiles' order */
+    float m[16], l[16], alpha[2][16];           /* a row a lane, twice */
+    bf16  kst[DT_KEYS * DT_MAX_D], vst[DT_KEYS * DT_MAX_D];   /* a short block, padded */
+} dt_state;
+typedef struct {
+    void (*load_q)(dt_state *, size_t);                         /* d */
+    void (*scores)(dt_state *, const bf16 *, size_t, size_t);   /* keys, d, buffer */
+    void (*softmax)(dt_state *, size_t, size_t);                /* keys, buffer */
+    void (*lay_values)(dt_state *, const bf16 *, size_t, size_t);   /* values, d, buffer */
+    void (*values)(dt_state *, size_t, size_t);                 /* d, buffer */
+    void (*add)(dt_state *, size_t, size_t, size_t);            /* rows, d, buffer */
+    bool tiles;
+} dt_steps;
+static void dt_start(dt_state *w, const float *q, size_t rows, size_t d, bool hw)
+{
+    bf16 row[DT_MAX_D];
+    memset(w->qt, 0, sizeof w->qt);
+    for (size_t r = 0; r < rows; r++) {
+        round_row(hw, q + r * d, d, d, row);
+        for (size_t c = 0; c < d; c++)
+            w->qt[c / 32][(c % 32 / 2) * 2 * DT_ROWS + 2 * r + c % 2] = row[c];
+    }
+    for (size_t r = 0; r < 16; r++) {
+        w->m[r] = -INFINITY;
+        w->l[r] = 0.0f;
+    }
+    memset(w->o, 0, sizeof w->o);
+}
+#define DT_DOT_Q(acc, c) do { \
+    if ((c) == 0) _tile_dpbf16ps(acc, 6, 0); else _tile_dpbf16ps(acc, 6, 1); } while (0)
+__attribute__((target("amx-tile,amx-bf16")))
+static void dt_load_q_hw(dt_state *w, size_t d)
+{
+    if (d > 64) return;
+    _tile_loadd(0, w->qt[0], DT_PAIR_BYTES);
+    if (d > 32) _tile_loadd(1, w->qt[1], DT_PAIR_BYTES);
+}
+
+__attribute__((target("amx-tile,amx-bf16")))
+static void dt_scores_hw(dt_state *w, const bf16 *k, size_t d, size_t buf)
+{
+    _tile_zero(4);
+    _tile_zero(5);
+    for (size_t c = 0; c < d / 32; c++) {
+        if (d > 64) _tile_loadd(0, w->qt[c], DT_PAIR_BYTES);
+        _tile_loadd(6, k + 32 * c, 2 * d);
+        DT_DOT_Q(4, d > 64 ? 0 : c);
+        _tile_loadd(6, k + 16 * d + 32 * c, 2 * d);
+        DT_DOT_Q(5, d > 64 ? 0 : c);
+    }
+    _tile_stored(4, w->s[buf][0], DT_ROWS * sizeof(float));
+    _tile_stored(5, w->s[buf][16], DT_ROWS * sizeof(float));
+}
+#undef DT_DOT_Q
+static void dt_load_q_emu(dt_state *w, size_t d) { (void)w, (void)d; }
+
+static void dt_scores_emu(dt_state *w, const bf16 *k, size_t d, size_t buf)
+{
+    memset(w->s[buf], 0, sizeof w->s[buf]);
+    for (size_t c = 0; c < d / 32; c++)
+        for (size_t h = 0; h < 2; h++)
+            amx_tile_dot(w->s[buf][16 * h], DT_ROWS, k + 16 * h * d + 32 * c, d, w->qt[c],
+                         2 * DT_ROWS, 16, 16, DT_ROWS);
+}
+__attribute__((target("avx512f")))
+static inline __m512i dt_pairing(void)
+{
+    return _mm512_set_epi16(31, 23, 15, 7, 30, 22, 14, 6, 29, 21, 13, 5, 28, 20, 12, 4,
+                            27, 19, 11, 3, 26, 18, 10, 2, 25, 17, 9, 1, 24, 16, 8, 0);
+}
+__attribute__((target("avx512f")))
+static inline __m512 dt_join_halves(__m512 x)
+{
+    const __m512 both = _mm512_max_ps(x, _mm512_shuffle_f32x4(x, x, _MM_SHUFFLE(1, 0, 3, 2)));
+    return _mm512_shuffle_f32x4(both, both, _MM_SHUFFLE(1, 0, 1, 0));
+}
+
+__attribute__((target("avx512f")))
+static inline __m512 dt_row_sums(__m512 x)
+{
+    const __m512i even = _mm512_set_epi32(14, 12, 10, 8, 6, 4, 2, 0, 14, 12, 10, 8, 6, 4, 2, 0);
+    const __m512i odd = _mm512_set_epi32(15, 13, 11, 9, 7, 5, 3, 1, 15, 13, 11, 9, 7, 5, 3, 1);
+    return _mm512_add_ps(_mm512_permutexvar_ps(even, x), _mm512_permutexvar_ps(odd, x));
+}
+__attribute__((target("avx512f")))
+static inline void dt_transpose8(__m512i w[8])
+{
+    __m512i t[8], a[8];
+    for (int i = 0; i < 8; i += 2) {
+        t[i] = _mm512_unpacklo_epi64(w[i], w[i + 1]);
+        t[i + 1] = _mm512_unpackhi_epi64(w[i], w[i + 1]);
+    }
+    for (int e = 0; e < 2; e++) {
+        a[e] = _mm512_shuffle_i64x2(t[e], t[2 + e], 0x44);
+        a[2 + e] = _mm512_shuffle_i64x2(t[e], t[2 + e], 0xee);
+        a[4 + e] = _mm512_shuffle_i64x2(t[4 + e], t[6 + e], 0x44);
+        a[6 + e] = _mm512_shuffle_i64x2(t[4 + e], t[6 + e], 0xee);
+    }
+    for (int e = 0; e < 2; e++) {
+        w[e] = _mm512_shuffle_i64x2(a[e], a[4 + e], 0x88);
+        w[2 + e] = _mm512_shuffle_i64x2(a[e], a[4 + e], 0xdd);
+        w[4 + e] = _mm512_shuffle_i64x2(a[2 + e], a[6 + e], 0x88);
+        w[6 + e] = _mm512_shuffle_i64x2(a[2 + e], a[6 + e], 0xdd);
+    }
+}
+__attribute__((target("avx512f,avx512bw,avx512bf16")))
+static void dt_softmax_hw(dt_state *w, size_t n, size_t buf)
+{
+    float *s = w->s[buf][0];
+    for (size_t j = n * DT_ROWS; j < DT_KEYS * DT_ROWS; j++) s[j] = -INFINITY;
+    const __m512 l2e = _mm512_set1_ps(LOG2_E), m = _mm512_loadu_ps(w->m);
+    __m512 u[16], chain[4] = { m, m, m, m };
+    _Pragma("GCC unroll 16") for (size_t j = 0; j < 16; j++) {
+        u[j] = _mm512_loadu_ps(s + 16 * j);
+        chain[j % 4] = _mm512_max_ps(u[j], chain[j % 4]);
+    }
+    const __m512 mx = dt_join_halves(_mm512_max_ps(_mm512_max_ps(chain[0], chain[1]),
+                                                   _mm512_max_ps(chain[2], chain[3])));
+    const __m512 mc = _mm512_mul_ps(mx, l2e);
+    const __m512 alpha = exp2_16(_mm512_mul_ps(_mm512_sub_ps(m, mx), l2e));
+    __m512i pairs[8];
+    __m512 sums[2] = { _mm512_setzero_ps(), _mm512_setzero_ps() };
+    const __m512i side_by_side = dt_pairing();
+    const __m512bh ones = (__m512bh)_mm512_set1_epi16((short)0x3f80);
+    _Pragma("GCC unroll 8") for (size_t k = 0; k < 8; k++) {
+        const __m512 pa = exp2_16(_mm512_fmsub_ps(u[2 * k], l2e, mc));
+        const __m512 pb = exp2_16(_mm512_fmsub_ps(u[2 * k + 1], l2e, mc));
+        pairs[k] = _mm512_permutexvar_epi16(side_by_side, (__m512i)_mm512_cvtne2ps_pbh(pb, pa));
+        sums[k % 2] = _mm512_dpbf16_ps(sums[k % 2], (__m512bh)pairs[k], ones);
+    }
+    dt_transpose8(pairs);
+    for (size_t r = 0; r < DT_ROWS; r++) _mm512_storeu_si512(w->p[buf] + DT_KEYS * r, pairs[r]);
+    const __m512 sum = dt_row_sums(_mm512_add_ps(sums[0], sums[1]));
+    _mm512_storeu_ps(w->l, _mm512_fmadd_ps(alpha, _mm512_loadu_ps(w->l), sum));
+    _mm512_storeu_ps(w->m, mx);
+    _mm512_storeu_ps(w->alpha[buf], alpha);
+}
+static float dt_max(float a, float b) { return a > b ? a : b; }
+
+static void dt_softmax_emu(dt_state *w, size_t n, size_t buf)
+{
+    float (*s)[DT_ROWS] = w->s[buf];
+    for (size_t j = n; j < DT_KEYS; j++)
+        for (size_t r = 0; r < DT_ROWS; r++) s[j][r] = -INFINITY;
+    for (size_t r = 0; r < DT_ROWS; r++) {
+        float half[2];
+        for (size_t h = 0; h < 2; h++) {
+            float chain[4] = { w->m[r], w->m[r], w->m[r], w->m[r] };
+            for (size_t j = 0; j < 16; j++) chain[j % 4] = dt_max(s[2 * j + h][r], chain[j % 4]);
+            half[h] = dt_max(dt_max(chain[0], chain[1]), dt_max(chain[2], chain[3]));
+        }
+        const float mx = dt_max(half[0], half[1]), mc = mx * LOG2_E;
+        const float alpha = amx_exp2((w->m[r] - mx) * LOG2_E);
+        float sums[2][2] = { { 0 } };                /* [k % 2][the pair's place in its lane] */
+        for (size_t i = 0; i < 16; i++) {
+            bf16 pair[2];
+            for (size_t t = 0; t < 2; t++) pair[t] = bf16_round(amx_exp2(fmaf(s[2 * i + t][r], LOG2_E, -mc)));
+            w->p[buf][DT_KEYS * r + 2 * i] = pair[0];
+            w->p[buf][DT_KEYS * r + 2 * i + 1] = pair[1];
+            float *sum = &sums[i / 2 % 2][i % 2];
+            *sum = bf16_dot_lane(*sum, (uint32_t)pair[0] | (uint32_t)pair[1] << 16, 0x3f803f80u);
+        }
+        const float total = (sums[0][0] + sums[1][0]) + (sums[0][1] + sums[1][1]);
+        w->l[r] = w->l[r + 8] = fmaf(alpha, w->l[r], total);
+        w->m[r] = w->m[r + 8] = mx;
+        w->alpha[buf][r] = w->alpha[buf][r + 8] = alpha;
+    }
+}
+static size_t dt_column(size_t g, size_t i)
+{
+    return 32 * (g / 2) + 8 * (i / 4) + 4 * (g % 2) + i % 4;
+}
+__attribute__((target("avx512f,avx512bw")))
+static void dt_lay_values_hw(dt_state *w, const bf16 *v, size_t d, size_t buf)
+{
+    for (size_t i = 0; i < 16; i++)
+        for (size_t h = 0; h < d / 32; h++) {
+            const __m512i a = _mm512_loadu_si512(v + 2 * i * d + 32 * h);
+            const __m512i b = _mm512_loadu_si512(v + (2 * i + 1) * d + 32 * h);
+            _mm512_storeu_si512(w->bv[buf][2 * h] + 32 * i, _mm512_unpacklo_epi16(a, b));
+            _mm512_storeu_si512(w->bv[buf][2 * h + 1] + 32 * i, _mm512_unpackhi_epi16(a, b));
+        }
+}
+
+static void dt_lay_values_emu(dt_state *w, const bf16 *v, size_t d, size_t buf)
+{
+    for (size_t g = 0; g < d / 16; g++)
+        for (size_t i = 0; i < 16; i++)
+            for (size_t c = 0; c < 16; c++)
+                for (size_t t = 0; t < 2; t++)
+                    w->bv[buf][g][32 * i + 2 * c + t] = v[(2 * i + t) * d + dt_column(g, c)];
+}
+__attribute__((target("amx-tile,amx-bf16")))
+static void dt_values_hw(dt_state *w, size_t d, size_t buf)
+{
+    _tile_loadd(2, w->p[buf], DT_KEYS * sizeof(bf16));
+    for (size_t g = 0; g < d / 16; g++) {
+        _tile_zero(7);
+        _tile_loadd(3, w->bv[buf][g], AMX_TILE_BYTES);
+        _tile_dpbf16ps(7, 2, 3);
+        _tile_stored(7, &w->pv[0][16 * g], DT_MAX_D * sizeof(float));
+    }
+}
+
+static void dt_values_emu(dt_state *w, size_t d, size_t buf)
+{
+    for (size_t g = 0; g < d / 16; g++) {
+        for (size_t r = 0; r < DT_ROWS; r++) memset(&w->pv[r][16 * g], 0, 16 * sizeof(float));
+        amx_tile_dot(&w->pv[0][16 * g], DT_MAX_D, w->p[buf], DT_KEYS, w->bv[buf][g], 32, DT_ROWS,
+                     16, 16);
+    }
+}
+__attribute__((target("avx512f")))
+static void dt_add_hw(dt_state *w, size_t rows, size_t d, size_t buf)
+{
+    for (size_t r = 0; r < rows; r++) {
+        const __m512 alpha = _mm512_set1_ps(w->alpha[buf][r]);
+        for (size_t c = 0; c < d; c += 16)
+            _mm512_storeu_ps(&w->o[r][c], _mm512_fmadd_ps(alpha, _mm512_loadu_ps(&w->o[r][c]),
+                                                          _mm512_loadu_ps(&w->pv[r][c])));
+    }
+}
+
+static void dt_add_emu(dt_state *w, size_t rows, size_t d, size_t buf)
+{
+    for (size_t r = 0; r < rows; r++)
+        for (size_t c = 0; c < d; c++) w->o[r][c] = fmaf(w->alpha[buf][r], w->o[r][c], w->pv[r][c]);
+}
+static size_t dt_keys(const decode_piece *pc, size_t b)
+{
+    const size_t k0 = pc->first + b * DT_KEYS;
+    return pc->last - k0 < DT_KEYS ? pc->last - k0 : DT_KEYS;
+}
+static void dt_block(dt_state *w, const decode_piece *pc, size_t k0, const bf16 **k,
+                     const bf16 **v)
+{
+    const size_t d = pc->d, n = pc->last - k0 < DT_KEYS ? pc->last - k0 : DT_KEYS;
+    *k = (const bf16 *)pc->k + k0 * d;
+    *v = (const bf16 *)pc->v + k0 * d;
+    if (n == DT_KEYS) return;
+    memset(w->kst, 0, sizeof w->kst);
+    memset(w->vst, 0, sizeof w->vst);
+    memcpy(w->kst, *k, n * d * sizeof(bf16));
+    memcpy(w->vst, *v, n * d * sizeof(bf16));
+    *k = w->kst;
+    *v = w->vst;
+}
+static void dt_finish(const dt_state *w, size_t rows, size_t d, softmax_partial *part, float *acc)
+{
+    for (size_t r = 0; r < rows; r++) {
+        part[r] = (softmax_partial){ w->m[r], w->l[r] };
+        for (size_t g = 0; g < d / 16; g++)
+            for (size_t i = 0; i < 16; i++) acc[r * d + dt_column(g, i)] = w->o[r][16 * g + i];
+    }
+}
+static void dt_piece(const dt_steps *x, const decode_piece *pc, softmax_partial *part, float *acc)
+{
+    dt_state state, *w = &state;
+    const size_t d = pc->d, blocks = (pc->last - pc->first + DT_KEYS - 1) / DT_KEYS;
+    if (x->tiles) amx_configure_decode_tiles();
+    for (size_t r0 = 0; r0 < pc->rows; r0 += DT_ROWS) {
+        const size_t rows = pc->rows - r0 < DT_ROWS ? pc->rows - r0 : DT_ROWS;
+        const bf16 *k[3] = { NULL }, *v[3] = { NULL };   /* blocks i, i + 1, i + 2 */
+        dt_start(w, pc->q + r0 * d, rows, d, x->tiles);
+        x->load_q(w, d);
+        for (size_t b = 0; b < 2 && b < blocks; b++) {
+            dt_block(w, pc, pc->first + b * DT_KEYS, &k[b], &v[b]);
+            x->scores(w, k[b], d, b);
+        }
+        x->softmax(w, dt_keys(pc, 0), 0);
+        x->lay_values(w, v[0], d, 0);
+        for (size_t i = 0; i < blocks; i++) {
+            if (i + 2 < blocks) {
+                dt_block(w, pc, pc->first + (i + 2) * DT_KEYS, &k[(i + 2) % 3], &v[(i + 2) % 3]);
+                x->scores(w, k[(i + 2) % 3], d, i % 2);
+            }
+            x->values(w, d, i % 2);
+            if (i + 1 < blocks) {
+                x->softmax(w, dt_keys(pc, i + 1), (i + 1) % 2);
+                x->lay_values(w, v[(i + 1) % 3], d, (i + 1) % 2);
+            }
+            x->add(w, rows, d, i % 2);
+        }
+        dt_finish(w, rows, d, part + r0, acc + r0 * d);
+    }
+    if (x->tiles) amx_release_tiles();
+}
+void amx_decode_piece(const decode_piece *pc, softmax_partial *part, float *acc)
+{
+    static const dt_steps hw = { dt_load_q_hw, dt_scores_hw, dt_softmax_hw, dt_lay_values_hw,
+                                 dt_values_hw, dt_add_hw, true };
+    dt_piece(&hw, pc, part, acc);
+}
+
+void amx_decode_piece_model(const decode_piece *pc, softmax_partial *part, float *acc)
+{
+    static const dt_steps emu = { dt_load_q_emu, dt_scores_emu, dt_softmax_emu, dt_lay_values_emu,
+                                  dt_values_emu, dt_add_emu, false };
+    dt_piece(&emu, pc, part, acc);
+}
+
+const char *amx_decode_problem(const decode_params *p, decode_cache cache)
+{
+    if (cache != DECODE_BF16) return "the tiles decode a bf16 cache only";
+    if (p->d % 32 != 0 || p->d > DT_MAX_D) return "the tiles decode d = 32, 64, 96 or 128";
+    return decode_params_problem(p);
+}

@@ -4,6 +4,7 @@
 #define AMX_ATTENTION_H
 #include "cpu/attention.h"
 #include "cpu/bf16.h"
+#include "cpu/decode.h"
 typedef enum {
     AMX_KERNEL_AMX, AMX_KERNEL_AVX512BF16, AMX_KERNEL_EMULATED, AMX_KERNEL_EMULATED_VDP,
     AMX_ENGINES
@@ -20,4 +21,7 @@ float amx_exp2(float t);
 void  amx_exp2_hw16(const float t[16], float out[16]);
 /* one block of 32 keys of V (nk x d, from key k0) as the kernel packs it: dpad/16 tiles */
 void amx_pack_values(size_t nk, size_t d, const float *v, size_t k0, bf16 *out);
+/* chapter 8's decoding with its products on the tiles (AMX and AVX512-BF16), or on their model */
+decode_piece_kernel amx_decode_piece, amx_decode_piece_model;
+const char *amx_decode_problem(const decode_params *p, decode_cache cache);   /* NULL: it runs */
 #endif

@@ -140,6 +140,17 @@ void amx_configure_tiles(void)
 
 __attribute__((target("amx-tile")))
 void amx_release_tiles(void) { _tile_release(); }
+__attribute__((target("amx-tile")))
+void amx_configure_decode_tiles(void)
+{
+    static const amx_tile_config cfg = {
+        .palette = 1,
+        .colsb = { 32, 32, AMX_TILE_BYTES, AMX_TILE_BYTES, 32, 32, AMX_TILE_BYTES, AMX_TILE_BYTES },
+        .rows = { AMX_TILE_ROWS, AMX_TILE_ROWS, 8, AMX_TILE_ROWS, AMX_TILE_ROWS, AMX_TILE_ROWS,
+                  AMX_TILE_ROWS, 8 },
+    };
+    _tile_loadconfig(&cfg);
+}
 __attribute__((target("amx-tile,amx-bf16")))
 void amx_hw_tile_dot(float c[256], const bf16 a[512], const bf16 b[512])
 {

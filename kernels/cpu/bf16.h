@@ -25,6 +25,7 @@ bool  bf16_isa_allowed(void);                 /* FA_ISA permits AVX-512 */
 bool  bf16_cpu_has_avx512bf16(void);
 bool  amx_available(char why[160]);           /* asks Linux for the tiles once */
 void  amx_configure_tiles(void);              /* every tile 16 rows of 64 bytes */
+void  amx_configure_decode_tiles(void);       /* the shapes of decoding on the tiles */
 void  amx_release_tiles(void);
 void  bf16_hw_round32(const float *x, bf16 *out);                   /* AVX512-BF16 only */
 void  bf16_hw_dot16(float *acc, const uint32_t *a, const uint32_t *b); /* AVX512-BF16 only */

@@ -18,6 +18,7 @@ typedef struct decode_job {
     softmax_partial *part;           /* units x rows */
     float *acc;                      /* units x rows x d */
     void (*span)(const struct decode_job *job, size_t unit, float *ws);
+    decode_piece_kernel *piece;      /* the span's kernel, for decode_span_piece */
     int threads;
     workers_crew *crew;              /* NULL: the workspaces are the call's own */
 } decode_job;
@@ -148,6 +149,25 @@ static inline __attribute__((always_inline)) void hsum_pair16(const __m512 *a, f
 #define DECODE_TALL 8
 #include "cpu/decode_micro.h"
 #pragma GCC pop_options
+static void decode_span_piece(const decode_job *job, size_t unit, float *ws)
+{
+    const decode_params *p = job->p;
+    const size_t d = p->d, rows = job->rows;
+    const size_t spans = decode_spans(p->nk), span = unit % spans;
+    const size_t head = unit / spans;                 /* batch * kv_heads + g */
+    const size_t first = span * DECODE_SPAN,
+                 last = first + DECODE_SPAN < p->nk ? first + DECODE_SPAN : p->nk;
+    const size_t base = head * p->nk * d;              /* element offset of the head */
+    const float *qs = job->qs + head * rows * d;       /* the group's query rows */
+    const float *qp = job->qp + head * (rows + rows % 2) * d;   /* the same, in pairs */
+    softmax_partial *st = job->part + unit * rows;
+    float *acc = job->acc + unit * rows * d;
+    (void)ws; (void)qp;
+    const size_t e = job->cache == DECODE_BF16 ? 2 : 4;
+    const decode_piece piece = { qs, (const char *)job->k + base * e,
+                                 (const char *)job->v + base * e, rows, d, first, last };
+    job->piece(&piece, st, acc);
+}
 size_t decode_spans(size_t nk) { return (nk + DECODE_SPAN - 1) / DECODE_SPAN; }
 
 size_t decode_units(const decode_params *p)
@@ -308,8 +328,9 @@ void attention_decode(const decode_params *p, const float *q, const void *k, con
     decode_job job = { .p = p, .k = k, .v = v, .cache = cfg->cache,
                        .rows = p->heads / p->kv_heads * p->nq, .units = decode_units(p),
                        .threads = cfg->threads < 1 ? 1 : cfg->threads,
-                       .span = decode_copy(isa),
-                       .pairs = cfg->cache == DECODE_BF16 ? decode_lanes(isa) : 0 };
+                       .span = cfg->piece ? decode_span_piece : decode_copy(isa),
+                       .piece = cfg->piece,
+                       .pairs = cfg->cache == DECODE_BF16 && !cfg->piece ? decode_lanes(isa) : 0 };
     job.crew = crew_for(cfg->crew, job.threads);
     const size_t nqd = p->batch * p->heads * p->nq * p->d;
     float *qs = fa_alloc(nqd * sizeof(float));

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include "cpu/bf16.h"
+#include "cpu/softmax.h"
 #include "cpu/workers.h"
 enum { DECODE_MAX_ROWS = 16,      /* query rows per head, n_q      */
        DECODE_MAX_KEYS = 131072,  /* keys of the cache, n_k        */
@@ -15,6 +16,12 @@ typedef struct {
     size_t batch, heads, kv_heads, nq, nk, d;   /* kv_heads divides heads */
     float  scale;
 } decode_params;
+typedef struct {
+    const float *q;          /* rows x d, scaled, in order */
+    const void *k, *v;       /* the cache head, from its key 0 */
+    size_t rows, d, first, last;   /* the keys [first, last) */
+} decode_piece;
+typedef void decode_piece_kernel(const decode_piece *piece, softmax_partial *part, float *acc);
 typedef enum { DECODE_FP32, DECODE_BF16 } decode_cache;
 typedef enum { DECODE_ISA_AUTO, DECODE_ISA_SCALAR, DECODE_ISA_AVX2,
                DECODE_ISA_AVX512 } decode_isa;
@@ -23,6 +30,7 @@ typedef struct {
     decode_isa   isa;       /* AUTO: the widest the CPU has and FA_ISA allows */
     decode_cache cache;     /* the element type of K and V */
     workers_crew *crew;     /* NULL, or threads kept between calls (workers.h) */
+    decode_piece_kernel *piece;   /* NULL: this chapter's copies; or a later chapter's */
 } decode_config;
 const char *decode_params_problem(const decode_params *p);   /* NULL: usable */
 size_t decode_spans(size_t nk);                    /* spans of DECODE_SPAN keys */
