@@ -14,6 +14,7 @@
 #include "cpu/fused.h"
 #include "cpu/backward.h"
 #include "cpu/decode.h"
+#include "cpu/amx_attention.h"
 #include "cpu/workers.h"
 #include "ch08_fused_timing.h"
 
@@ -66,7 +67,8 @@ static void parse_ch08_options(int argc, char **argv, ch08_options *o)
           "block size (query rows and keys) of the counted tables" },
         { "scale", OPT_DOUBLE, &o->scale, 0, 1e12, "S", "score scale (0: 1/sqrt(d))" },
         { "threads", OPT_INT, &o->threads, 1, 1024, "T", "threads of the fused and naive kernels" },
-        { "isa", OPT_STRING, &o->isa, 0, 0, "NAME", "auto, avx2 or avx512 (decoding: or portable)" },
+        { "isa", OPT_STRING, &o->isa, 0, 0, "NAME",
+          "auto, avx2 or avx512 (decoding: or portable, or tiles, chapter 11's AMX)" },
         { "seed", OPT_INT, &o->seed, 0, 4294967295.0, "N", "seed of the generated Q, K, V" },
         { "heads", OPT_INT, &o->heads, 1, 64, "H", "heads of the ladder" },
         { "seq", OPT_INT, &o->seq, 1, 16384, "N", "sequence length of the ladder" },
@@ -937,7 +939,7 @@ static void bench_memory(const ch08_options *o)
     fa_free(out);
     for (int q = 0; q < 3; q++) tensor_free(&qkv[q]);
 }
-typedef struct { long nk, kv, threads; bool bf16, torch; double gbs, limit; } recorded_decode;
+typedef struct { long nk, kv, threads; bool bf16, torch, tiles; double gbs, limit; } recorded_decode;
 
 static bool read_decode_line(const char *line, recorded_decode *d)
 {
@@ -948,6 +950,7 @@ static bool read_decode_line(const char *line, recorded_decode *d)
                kernel, &d->nk, &nq, &heads, &d->kv, &d->threads, &runs, &median, &lo, &hi,
                &d->gbs, &pct, limit) != 14 || strcmp(prog, CH08_PROGRAM) != 0) return false;
     d->torch = strncmp(kernel, "decode-torch-", 13) == 0;
+    d->tiles = strncmp(kernel, "decode-tiles-", 13) == 0;
     d->bf16 = strstr(kernel, "bf16") != NULL;
     char *end;
     d->limit = strtod(limit, &end);
@@ -1129,14 +1132,20 @@ static void tally_decode(decode_tally *g, double ratio, double goal, const recor
     if (!g->at || ratio < g->worst) { g->worst = ratio; g->at = at; }
 }
 
-static const recorded_decode *torch_decode(const recorded_bench *rb, const recorded_decode *d)
+static const recorded_decode *peer_decode(const recorded_bench *rb, const recorded_decode *d,
+                                          bool torch, bool tiles)
 {
     for (size_t i = 0; i < rb->decodes; i++) {
         const recorded_decode *x = &rb->d[i];
-        if (x->torch && x->nk == d->nk && x->kv == d->kv && x->threads == d->threads
-            && x->bf16 == d->bf16) return x;
+        if (x->torch == torch && x->tiles == tiles && x->nk == d->nk && x->kv == d->kv
+            && x->threads == d->threads && x->bf16 == d->bf16) return x;
     }
     return NULL;
+}
+
+static const recorded_decode *torch_decode(const recorded_bench *rb, const recorded_decode *d)
+{
+    return peer_decode(rb, d, true, false);
 }
 static const char *percent_range(char *out, size_t size, double lo, double hi)
 {
@@ -1161,7 +1170,7 @@ static void recorded_decoding(report *r, const recorded_bench *rb)
     double torch_lo = INFINITY, torch_hi = 0, need_lo = INFINITY, need_hi = 0;
     for (size_t i = 0; i < rb->decodes; i++) {
         const recorded_decode *d = &rb->d[i], *x;
-        if (d->torch || d->nk < 16384) continue;
+        if (d->torch || d->tiles || d->nk < 16384) continue;
         tally_decode(&limit, d->gbs / d->limit, 0.85, d);
         if (!(x = torch_decode(rb, d))) continue;
         tally_decode(&torch, d->gbs / x->gbs, 1.5, d);
@@ -1181,6 +1190,29 @@ static void recorded_decoding(report *r, const recorded_bench *rb)
                  percent_range(n, sizeof n, need_lo, need_hi));
     snprintf(text, sizeof text, "In the record, at n_k of 16384 and more: %s; %s.%s", a, b, c);
     report_fact(r, "recorded_decoding", text);
+}
+static void recorded_tiles(report *r, const recorded_bench *rb)
+{
+    decode_tally torch = { 0 }, limit = { 0 };
+    double lo = INFINITY, hi = 0;
+    for (size_t i = 0; i < rb->decodes; i++) {
+        const recorded_decode *d = &rb->d[i], *x;
+        if (!d->tiles || d->nk < 16384) continue;
+        tally_decode(&limit, d->gbs / d->limit, 0.85, d);
+        if ((x = torch_decode(rb, d))) tally_decode(&torch, d->gbs / x->gbs, 1.5, d);
+        if ((x = peer_decode(rb, d, false, false))) lo = fmin(lo, d->gbs / x->gbs), hi = fmax(hi, d->gbs / x->gbs);
+    }
+    char text[1024], a[256], b[256];
+    if (limit.of == 0) {
+        report_fact(r, "recorded_tiles", "The record has no decoding on the tiles (its machine has no AMX, or it was made "
+                    "before the tiles decoded).");
+        return;
+    }
+    decode_goal_words(a, sizeof a, &torch, "at least 1.5x PyTorch's SDPA", "x", 1);
+    decode_goal_words(b, sizeof b, &limit, "at least 85% of the limit", "%", 100);
+    snprintf(text, sizeof text, "On the tiles of chapter 11, bf16 cache, at n_k of 16384 and more: "
+             "%s; %s; %.2f-%.2f times the speed of this chapter's own bf16 step.", a, b, lo, hi);
+    report_fact(r, "recorded_tiles", text);
 }
 static void recorded_threads_note(report *r, const recorded_bench *rb)
 {
@@ -1283,6 +1315,7 @@ static void report_recorded(report *r, const ch08_options *o)
     recorded_goals(r, b);
     recorded_misses(r, b);
     recorded_decoding(r, b);
+    recorded_tiles(r, b);
     recorded_threads_note(r, b);
     recorded_thread_start(r, b);
     if (o->data_dir) write_bench_data(o->data_dir, b);
@@ -1340,11 +1373,30 @@ static decode_isa decode_isa_of(const ch08_options *o, size_t d)
     if (strcmp(o->isa, "avx2") == 0) isa = DECODE_ISA_AVX2;
     else if (strcmp(o->isa, "avx512") == 0) isa = DECODE_ISA_AVX512;
     else if (strcmp(o->isa, "portable") == 0) isa = DECODE_ISA_SCALAR;
-    else if (strcmp(o->isa, "auto") != 0)
-        die_usage(CH08_PROGRAM, "--isa must be auto, portable, avx2 or avx512, not '%s'", o->isa);
+    else if (strcmp(o->isa, "auto") != 0 && strcmp(o->isa, "tiles") != 0)
+        die_usage(CH08_PROGRAM, "--isa must be auto, portable, avx2, avx512 or tiles, not '%s'",
+                  o->isa);
     const char *problem = decode_isa_problem(decode_isa_chosen(isa, d), d);
     if (problem) die_usage(CH08_PROGRAM, "--isa %s with --dim %zu: %s", o->isa, d, problem);
     return isa;
+}
+static bool decode_tiles_here(char why[160])
+{
+    if (!amx_available(why)) return false;
+    if (bf16_cpu_has_avx512bf16()) return true;
+    snprintf(why, 160, "this CPU has AMX but no AVX512-BF16");
+    return false;
+}
+
+static decode_piece_kernel *decode_piece_of(const ch08_options *o, const decode_params *p,
+                                            decode_cache cache)
+{
+    if (strcmp(o->isa, "tiles") != 0) return NULL;
+    char why[160];
+    if (!decode_tiles_here(why)) die_usage(CH08_PROGRAM, "--isa tiles: %s", why);
+    const char *problem = amx_decode_problem(p, cache);
+    if (problem) die_usage(CH08_PROGRAM, "--isa tiles: %s", problem);
+    return amx_decode_piece;
 }
 size_t decode_problem_bytes(const decode_params *p, bool bf16_too)
 {
@@ -1380,7 +1432,7 @@ void decode_problem_free(decode_problem *t)
 void decode_run(decode_problem *t, decode_cache cache, const decode_config *cfg)
 {
     const decode_config c = { .threads = cfg->threads, .isa = cfg->isa, .cache = cache,
-                              .crew = cfg->crew };
+                              .crew = cfg->crew, .piece = cfg->piece };
     if (cache == DECODE_BF16) attention_decode(&t->p, t->q, t->k16, t->v16, t->o, &c);
     else attention_decode(&t->p, t->q, t->k32, t->v32, t->o, &c);
 }
@@ -1456,7 +1508,8 @@ static void run_decode(const ch08_options *o, report *r)
                                              o->kv_heads > 0 ? (size_t)o->kv_heads : (size_t)o->heads);
     const decode_cache cache = cache_of(o->cache);
     const decode_config cfg = { .threads = (int)o->threads, .isa = decode_isa_of(o, p.d),
-                                .cache = cache, .crew = o->crew };
+                                .cache = cache, .crew = o->crew,
+                                .piece = decode_piece_of(o, &p, cache) };
     const size_t rows = fa_mul(p.heads * p.nq, p.d);
     fa_require(decode_problem_bytes(&p, cache == DECODE_BF16) + fa_mul(rows, 2 * sizeof(double) + 4)
                + attention_decode_bytes(&p, &cfg), "the decoding step's Q, cache, output and workspace");
@@ -1465,7 +1518,7 @@ static void run_decode(const ch08_options *o, report *r)
     if (ladder_profile_for(o->machine, o->data_dir, (int)o->threads, false, &m, err, sizeof err) < 0)
         die_usage(CH08_PROGRAM, "%s (run ./ch01_memory_ladder --data DIR first)", err);
     decode_problem t = decode_problem_new(&p, (uint32_t)o->seed, cache == DECODE_BF16);
-    decode_run(&t, cache, &(decode_config){ .threads = 1, .isa = cfg.isa });
+    decode_run(&t, cache, &(decode_config){ .threads = 1, .isa = cfg.isa, .piece = cfg.piece });
     float *one = fa_alloc(rows * sizeof(float));
     memcpy(one, t.o, rows * sizeof(float));
     const decode_speed sp = time_decode(&t, cache, &cfg, (int)o->repeats, &m);
@@ -1479,8 +1532,8 @@ static void run_decode(const ch08_options *o, report *r)
                  p.kv_heads, p.nq, p.nk, p.d);
     report_factf(r, "decode_cache", "%s, %.1f MiB of K and V", cache == DECODE_BF16 ? "bf16" : "fp32",
                  mib((double)decode_cache_bytes(&p, cache)));
-    report_factf(r, "decode_copy", "%s, %ld threads", decode_isa_name(decode_isa_chosen(cfg.isa, p.d)),
-                 o->threads);
+    report_factf(r, "decode_copy", "%s, %ld threads", cfg.piece ? "AMX tiles (chapter 11)"
+                 : decode_isa_name(decode_isa_chosen(cfg.isa, p.d)), o->threads);
     report_fact(r, "decode_seconds", fmt_spread(text, sp.s.median, sp.s.min, sp.s.max));
     if (isnan(sp.share))
         report_factf(r, "decode_gbs", "%.2f GB/s (chapter 1's DRAM read bandwidth for %ld threads "
@@ -1494,9 +1547,12 @@ static void run_decode(const ch08_options *o, report *r)
         report_factf(r, "decode_limit", "%.2f GB/s, a bare read of the same bytes on as many threads; "
                      "the step ran at %.0f%% of it", sp.limit, 100 * sp.limit_share);
     report_factf(r, "decode_error", "%.2e", max_abs_diff_fd(t.o, exact, rows));
-    if (cache == DECODE_BF16)
+    if (cache == DECODE_BF16 && !cfg.piece)
         report_factf(r, "decode_error_fp32_cache", "%.2e (bound %.2e)",
                      max_abs_diff_fd(t.o, exact32, rows), decode_bf16_bound(&t));
+    else if (cache == DECODE_BF16)
+        report_factf(r, "decode_error_fp32_cache", "%.2e (the tiles round Q and P to bf16 too)",
+                     max_abs_diff_fd(t.o, exact32, rows));
     report_fact(r, "decode_bits_of_one_thread", same ? "yes" : "no");
     fa_free(one); fa_free(exact); fa_free(exact32);
     decode_problem_free(&t);
@@ -1523,6 +1579,24 @@ static decode_speed decode_row(table *tb, decode_problem *t, decode_cache cache,
     fa_free(first);
     return sp;
 }
+static void decode_tiles_facts(report *r, decode_problem *t, const ch08_options *o,
+                               const ladder_profile *m, const decode_speed *vectors)
+{
+    char why[160], text[64];
+    if (!decode_tiles_here(why) || amx_decode_problem(&t->p, DECODE_BF16)) {
+        report_factf(r, "decode_tiles_words", "This machine cannot run the step on the tiles (%s).",
+                     decode_tiles_here(why) ? amx_decode_problem(&t->p, DECODE_BF16) : why);
+        return;
+    }
+    const decode_config c = { .threads = 1, .crew = o->crew, .piece = amx_decode_piece };
+    const decode_speed sp = time_decode(t, DECODE_BF16, &c, (int)o->repeats, m);
+    report_factf(r, "decode_tiles_words", "On this machine's tiles the step with G = 1 and the "
+                 "bf16 cache took %s ms on one thread, %.2f GB/s: %.0f%% of the limit measured "
+                 "beside it (%.2f GB/s), and %.2f times the speed of chapter 8's bf16 step (%.0f%% "
+                 "of its limit)", fmt_spread(text, 1e3 * sp.s.median, 1e3 * sp.s.min,
+                 1e3 * sp.s.max), sp.gbs, 100 * sp.limit_share, sp.limit,
+                 vectors->s.median / sp.s.median, 100 * vectors->limit_share);
+}
 static void decode_group_facts(report *r, const decode_params *p, const ladder_profile *m,
                                const decode_speed one[2]);
 
@@ -1547,6 +1621,7 @@ static void decode_table(report *r, const ch08_options *o, const ladder_profile 
                 if (ti == 0) one[c] = sp;
             }
         if (gi == 0) decode_group_facts(r, &t.p, m, one);
+        if (gi == 0) decode_tiles_facts(r, &t, o, m, &one[1]);
         if (gi == 1) decode_facts(r, &t, m);
         decode_problem_free(&t);
     }
@@ -1577,6 +1652,7 @@ static void decode_group_facts(report *r, const decode_params *p, const ladder_p
     char words[640];
     if (isnan(beta) || peak <= 0) {
         report_fact(r, "decode_group_words", "(the limit of the G = 1 cache was not measured.)");
+        report_fact(r, "decode_arithmetic_shares", "not measured");
         return;
     }
     const bool heavy = share32 >= 1.0 / 3, short_of = one[0].limit_share < 0.85 || one[1].limit_share < 0.85;
@@ -1596,6 +1672,8 @@ static void decode_group_facts(report *r, const decode_params *p, const ladder_p
                  100 * one[0].limit_share, 100 * one[1].limit_share);
     }
     report_fact(r, "decode_group_words", words);
+    report_factf(r, "decode_arithmetic_shares", "%.0f%% of the reading time with the fp32 cache, "
+                 "%.0f%% with the bf16 one", 100 * share32, 100 * share16);
 }
 static const char *speed_words(char *out, size_t size, const decode_speed *sp)
 {
@@ -1716,6 +1794,8 @@ static void run_decode_bench(const ch08_options *o, const ladder_profile *m)
     printf("# columns: program kernel n_k n_q heads kv_heads threads runs median_s min_s max_s "
            "gbs pct_dram x_torch limit_gbs pct_limit\n");
     const size_t torch_count = o->python ? run_torch_decode(o, cfg, count, torch) : 0;
+    char why[160];
+    const bool tiles = decode_tiles_here(why);
     for (size_t i = 0; i < count; i++) {
         decode_bench *b = &cfg[i];
         const decode_params p = decode_params_of(&(ch08_options){ .heads = BENCH_HEADS, .dim = 64 },
@@ -1730,6 +1810,12 @@ static void run_decode_bench(const ch08_options *o, const ladder_profile *m)
         const decode_bench *tc = find_decode(torch, torch_count, b);
         print_decode(b, "", m, tc, b->limit);
         if (tc) print_decode(tc, "torch-", m, NULL, b->limit);
+        if (tiles && b->bf16) {
+            const decode_config ct = { .threads = (int)b->threads, .crew = o->crew, .piece = amx_decode_piece };
+            decode_bench on_tiles = *b;
+            on_tiles.s = time_decode(&t, DECODE_BF16, &ct, 5, m).s;
+            print_decode(&on_tiles, "tiles-", m, tc, b->limit);
+        }
         decode_problem_free(&t);
     }
 }

@@ -57,6 +57,9 @@ refuse "131073 keys" --seq-k 131073
 refuse "K/V heads that do not divide the heads" --seq-k 100 --heads 8 --kv-heads 3
 refuse "an unknown cache" --seq-k 100 --cache fp16
 refuse "AVX-512 decoding with d = 40" --seq-k 100 --dim 40 --isa avx512
+refuse "decoding on the tiles with an fp32 cache" --seq-k 100 --cache fp32 --isa tiles
+refuse "decoding on the tiles with d = 48" --seq-k 100 --dim 48 --cache bf16 --isa tiles
+refuse "the tiles for the fused kernel" --seq 64 --isa tiles
 refuse "decoding options with files" --seq-k 100 --q "$tmp/s/q.npy" $good
 refuse "a decoding cache larger than memory" --seq-k 131072 --heads 64 --kv-heads 64 \
     --dim 1024

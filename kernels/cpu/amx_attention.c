@@ -857,7 +857,6 @@ static void dt_lay_values_hw(dt_state *w, const bf16 *v, size_t d, size_t buf)
             _mm512_storeu_si512(w->bv[buf][2 * h + 1] + 32 * i, _mm512_unpackhi_epi16(a, b));
         }
 }
-
 static void dt_lay_values_emu(dt_state *w, const bf16 *v, size_t d, size_t buf)
 {
     for (size_t g = 0; g < d / 16; g++)
@@ -877,7 +876,6 @@ static void dt_values_hw(dt_state *w, size_t d, size_t buf)
         _tile_stored(7, &w->pv[0][16 * g], DT_MAX_D * sizeof(float));
     }
 }
-
 static void dt_values_emu(dt_state *w, size_t d, size_t buf)
 {
     for (size_t g = 0; g < d / 16; g++) {
