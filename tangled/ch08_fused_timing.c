@@ -1810,7 +1810,7 @@ static void run_decode_bench(const ch08_options *o, const ladder_profile *m)
         const decode_bench *tc = find_decode(torch, torch_count, b);
         print_decode(b, "", m, tc, b->limit);
         if (tc) print_decode(tc, "torch-", m, NULL, b->limit);
-        if (tiles && b->bf16) {
+        if (tiles && b->bf16 && b->kv == 1) {
             const decode_config ct = { .threads = (int)b->threads, .crew = o->crew, .piece = amx_decode_piece };
             decode_bench on_tiles = *b;
             on_tiles.s = time_decode(&t, DECODE_BF16, &ct, 5, m).s;

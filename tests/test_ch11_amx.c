@@ -2,6 +2,7 @@
    bf16 attention kernels. Tangled from chapters/ch11_amx.nw. */
 #define _POSIX_C_SOURCE 200809L   /* mkstemp, fdopen */
 #include <criterion/criterion.h>
+#include <criterion/redirect.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -352,6 +353,13 @@ Test(tiles, decoding_shapes_the_tiles_cannot_run_are_named)
     p.d = 64;
     p.kv_heads = 3;
     cr_expect_not_null(amx_decode_problem(&p, DECODE_BF16));
+}
+
+Test(tiles, a_piece_of_an_fp32_cache_is_refused, .exit_code = 2, .init = cr_redirect_stderr)
+{
+    tile_problem t = tile_problem_new(0, 70);
+    attention_decode(&t.p, t.q, t.k, t.v, t.o, &(decode_config){ .threads = 1,
+                     .cache = DECODE_FP32, .piece = amx_decode_piece_model });
 }
 Test(recorded, the_sentence_counts_the_goals_from_the_record)
 {

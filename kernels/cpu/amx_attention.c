@@ -678,6 +678,12 @@ typedef struct {
     float m[16], l[16], alpha[2][16];           /* a row a lane, twice */
     bf16  kst[DT_KEYS * DT_MAX_D], vst[DT_KEYS * DT_MAX_D];   /* a short block, padded */
 } dt_state;
+static const char *dt_problem(decode_cache cache, size_t d)
+{
+    if (cache != DECODE_BF16) return "the tiles decode a bf16 cache only";
+    if (d % 32 != 0 || d > DT_MAX_D) return "the tiles decode d = 32, 64, 96 or 128";
+    return NULL;
+}
 typedef struct {
     void (*load_q)(dt_state *, size_t);                         /* d */
     void (*scores)(dt_state *, const bf16 *, size_t, size_t);   /* keys, d, buffer */
@@ -929,6 +935,8 @@ static void dt_finish(const dt_state *w, size_t rows, size_t d, softmax_partial 
 }
 static void dt_piece(const dt_steps *x, const decode_piece *pc, softmax_partial *part, float *acc)
 {
+    const char *problem = dt_problem(pc->cache, pc->d);
+    if (problem) die_line("decoding on the tiles: %s", problem);
     dt_state state, *w = &state;
     const size_t d = pc->d, blocks = (pc->last - pc->first + DT_KEYS - 1) / DT_KEYS;
     if (x->tiles) amx_configure_decode_tiles();
@@ -975,7 +983,6 @@ void amx_decode_piece_model(const decode_piece *pc, softmax_partial *part, float
 
 const char *amx_decode_problem(const decode_params *p, decode_cache cache)
 {
-    if (cache != DECODE_BF16) return "the tiles decode a bf16 cache only";
-    if (p->d % 32 != 0 || p->d > DT_MAX_D) return "the tiles decode d = 32, 64, 96 or 128";
-    return decode_params_problem(p);
+    const char *problem = dt_problem(cache, p->d);
+    return problem ? problem : decode_params_problem(p);
 }

@@ -165,7 +165,8 @@ static void decode_span_piece(const decode_job *job, size_t unit, float *ws)
     (void)ws; (void)qp;
     const size_t e = job->cache == DECODE_BF16 ? 2 : 4;
     const decode_piece piece = { qs, (const char *)job->k + base * e,
-                                 (const char *)job->v + base * e, rows, d, first, last };
+                                 (const char *)job->v + base * e, job->cache, rows, d, first,
+                                 last };
     job->piece(&piece, st, acc);
 }
 size_t decode_spans(size_t nk) { return (nk + DECODE_SPAN - 1) / DECODE_SPAN; }

@@ -16,15 +16,16 @@ typedef struct {
     size_t batch, heads, kv_heads, nq, nk, d;   /* kv_heads divides heads */
     float  scale;
 } decode_params;
-typedef struct {
-    const float *q;          /* rows x d, scaled, in order */
-    const void *k, *v;       /* the cache head, from its key 0 */
-    size_t rows, d, first, last;   /* the keys [first, last) */
-} decode_piece;
-typedef void decode_piece_kernel(const decode_piece *piece, softmax_partial *part, float *acc);
 typedef enum { DECODE_FP32, DECODE_BF16 } decode_cache;
 typedef enum { DECODE_ISA_AUTO, DECODE_ISA_SCALAR, DECODE_ISA_AVX2,
                DECODE_ISA_AVX512 } decode_isa;
+typedef struct {
+    const float *q;          /* rows x d, scaled, in order */
+    const void *k, *v;       /* the cache head, from its key 0 */
+    decode_cache cache;      /* the element type of k and v */
+    size_t rows, d, first, last;   /* the keys [first, last) */
+} decode_piece;
+typedef void decode_piece_kernel(const decode_piece *piece, softmax_partial *part, float *acc);
 typedef struct {
     int          threads;   /* >= 1 */
     decode_isa   isa;       /* AUTO: the widest the CPU has and FA_ISA allows */
