@@ -1211,7 +1211,7 @@ static void recorded_tiles(report *r, const recorded_bench *rb)
     decode_goal_words(a, sizeof a, &torch, "at least 1.5x PyTorch's SDPA", "x", 1);
     decode_goal_words(b, sizeof b, &limit, "at least 85% of the limit", "%", 100);
     snprintf(text, sizeof text, "On the tiles of chapter 11, bf16 cache, at n_k of 16384 and more: "
-             "%s; %s; %.2f-%.2f times the speed of this chapter's own bf16 step.", a, b, lo, hi);
+             "%s; %s; %.2f-%.2f times the speed of chapter 8's own bf16 step.", a, b, lo, hi);
     report_fact(r, "recorded_tiles", text);
 }
 static void recorded_threads_note(report *r, const recorded_bench *rb)
