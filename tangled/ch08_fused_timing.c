@@ -1584,7 +1584,7 @@ static void decode_tiles_facts(report *r, decode_problem *t, const ch08_options 
 {
     char why[160], text[64];
     if (!decode_tiles_here(why) || amx_decode_problem(&t->p, DECODE_BF16)) {
-        report_factf(r, "decode_tiles_words", "This machine cannot run the step on the tiles (%s).",
+        report_factf(r, "decode_tiles_words", "This machine cannot run the step on the tiles (%s)",
                      decode_tiles_here(why) ? amx_decode_problem(&t->p, DECODE_BF16) : why);
         return;
     }
