@@ -263,6 +263,15 @@ static void tile_decode(tile_problem *t, decode_piece_kernel *piece, int threads
     attention_decode(&t->p, t->q, t->k16, t->v16, t->o,
                      &(decode_config){ .threads = threads, .cache = DECODE_BF16, .piece = piece });
 }
+
+static float *tile_output(tile_problem *t, decode_piece_kernel *piece, int threads, size_t *n)
+{
+    *n = t->p.batch * t->p.heads * t->p.nq * t->p.d;
+    tile_decode(t, piece, threads);
+    float *copy = fa_alloc(*n * 4);
+    memcpy(copy, t->o, *n * 4);
+    return copy;
+}
 static void gather_group(const decode_params *p, const float *x, size_t b, size_t g, float *out)
 {
     const size_t group = p->heads / p->kv_heads, rows = group * p->nq;
@@ -305,10 +314,8 @@ Test(tiles, decoding_on_the_model_has_the_same_bits_on_every_thread_count, .time
 {
     for (size_t s = 0; s < TILE_SHAPE_COUNT; s++) {
         tile_problem t = tile_problem_new(s, 50 + (uint32_t)s);
-        const size_t n = t.p.batch * t.p.heads * t.p.nq * t.p.d;
-        tile_decode(&t, amx_decode_piece_model, 1);
-        float *one = fa_alloc(n * 4);
-        memcpy(one, t.o, n * 4);
+        size_t n;
+        float *one = tile_output(&t, amx_decode_piece_model, 1, &n);
         for (int threads = 2; threads <= 3; threads++) {
             tile_decode(&t, amx_decode_piece_model, threads);
             cr_expect_eq(memcmp(one, t.o, n * 4), 0, "shape %zu, %d threads", s, threads);
@@ -325,10 +332,8 @@ Test(tiles, decoding_on_the_tiles_gives_the_models_bits, .timeout = 120)
     if (!bf16_cpu_has_avx512bf16()) cr_skip_test("no AVX512-BF16 on this machine");
     for (size_t s = 0; s < TILE_SHAPE_COUNT; s++) {
         tile_problem t = tile_problem_new(s, 60 + (uint32_t)s);
-        const size_t n = t.p.batch * t.p.heads * t.p.nq * t.p.d;
-        tile_decode(&t, amx_decode_piece_model, 2);
-        float *model = fa_alloc(n * 4);
-        memcpy(model, t.o, n * 4);
+        size_t n;
+        float *model = tile_output(&t, amx_decode_piece_model, 2, &n);
         for (int threads = 1; threads <= 2; threads++) {
             tile_decode(&t, amx_decode_piece, threads);
             size_t differ = 0;

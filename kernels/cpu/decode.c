@@ -22,6 +22,24 @@ typedef struct decode_job {
     int threads;
     workers_crew *crew;              /* NULL: the workspaces are the call's own */
 } decode_job;
+typedef struct {
+    size_t first, last, base;   /* the keys [first, last); the element offset of the head */
+    const float *qs, *qp;       /* the group's query rows; the same, in pairs */
+    softmax_partial *st;        /* the rows' partials */
+    float *acc;                 /* the rows' accumulators */
+} decode_place;
+
+static inline decode_place decode_place_of(const decode_job *job, size_t unit)
+{
+    const decode_params *p = job->p;
+    const size_t d = p->d, rows = job->rows, spans = decode_spans(p->nk);
+    const size_t span = unit % spans, head = unit / spans;   /* head: batch * kv_heads + g */
+    const size_t first = span * DECODE_SPAN;
+    return (decode_place){ first, first + DECODE_SPAN < p->nk ? first + DECODE_SPAN : p->nk,
+                           head * p->nk * d, job->qs + head * rows * d,
+                           job->qp + head * (rows + rows % 2) * d, job->part + unit * rows,
+                           job->acc + unit * rows * d };
+}
 enum { DECODE_AHEAD = 128 };   /* keys between a block and what it prefetches */
 typedef struct { const char *k, *v; size_t bytes, next, step; } decode_ahead;
 
@@ -151,23 +169,13 @@ static inline __attribute__((always_inline)) void hsum_pair16(const __m512 *a, f
 #pragma GCC pop_options
 static void decode_span_piece(const decode_job *job, size_t unit, float *ws)
 {
-    const decode_params *p = job->p;
-    const size_t d = p->d, rows = job->rows;
-    const size_t spans = decode_spans(p->nk), span = unit % spans;
-    const size_t head = unit / spans;                 /* batch * kv_heads + g */
-    const size_t first = span * DECODE_SPAN,
-                 last = first + DECODE_SPAN < p->nk ? first + DECODE_SPAN : p->nk;
-    const size_t base = head * p->nk * d;              /* element offset of the head */
-    const float *qs = job->qs + head * rows * d;       /* the group's query rows */
-    const float *qp = job->qp + head * (rows + rows % 2) * d;   /* the same, in pairs */
-    softmax_partial *st = job->part + unit * rows;
-    float *acc = job->acc + unit * rows * d;
-    (void)ws; (void)qp;
+    (void)ws;
+    const decode_place at = decode_place_of(job, unit);
     const size_t e = job->cache == DECODE_BF16 ? 2 : 4;
-    const decode_piece piece = { qs, (const char *)job->k + base * e,
-                                 (const char *)job->v + base * e, job->cache, rows, d, first,
-                                 last };
-    job->piece(&piece, st, acc);
+    const decode_piece piece = { at.qs, (const char *)job->k + at.base * e,
+                                 (const char *)job->v + at.base * e, job->cache, job->rows,
+                                 job->p->d, at.first, at.last };
+    job->piece(&piece, at.st, at.acc);
 }
 size_t decode_spans(size_t nk) { return (nk + DECODE_SPAN - 1) / DECODE_SPAN; }
 

@@ -210,28 +210,21 @@ ALWAYS size_t FN(decode_steps)(size_t rows, size_t n, size_t d)
 ALWAYS void FN(decode_span_with)(const decode_job *job, size_t unit, float *restrict ws,
                                  bool bf16_cache)
 {
-    const decode_params *p = job->p;
-    const size_t d = p->d, rows = job->rows;
-    const size_t spans = decode_spans(p->nk), span = unit % spans;
-    const size_t head = unit / spans;                 /* batch * kv_heads + g */
-    const size_t first = span * DECODE_SPAN,
-                 last = first + DECODE_SPAN < p->nk ? first + DECODE_SPAN : p->nk;
-    const size_t base = head * p->nk * d;              /* element offset of the head */
-    const float *qs = job->qs + head * rows * d;       /* the group's query rows */
-    const float *qp = job->qp + head * (rows + rows % 2) * d;   /* the same, in pairs */
-    softmax_partial *st = job->part + unit * rows;
-    float *acc = job->acc + unit * rows * d;
+    const size_t d = job->p->d, rows = job->rows;
+    const decode_place at = decode_place_of(job, unit);
     float *s = ws, *alpha = s + rows * DECODE_BLOCK;
-    for (size_t r = 0; r < rows; r++) st[r] = online_start();
-    memset(acc, 0, rows * d * sizeof(float));
-    for (size_t k0 = first; k0 < last; k0 += DECODE_BLOCK) {
-        const size_t n = last - k0 < DECODE_BLOCK ? last - k0 : DECODE_BLOCK;
-        decode_ahead ahead = decode_ahead_of(job, base, k0, bf16_cache ? 2 : 4,
+    for (size_t r = 0; r < rows; r++) at.st[r] = online_start();
+    memset(at.acc, 0, rows * d * sizeof(float));
+    for (size_t k0 = at.first; k0 < at.last; k0 += DECODE_BLOCK) {
+        const size_t n = at.last - k0 < DECODE_BLOCK ? at.last - k0 : DECODE_BLOCK;
+        decode_ahead ahead = decode_ahead_of(job, at.base, k0, bf16_cache ? 2 : 4,
                                              FN(decode_steps)(rows, n, d));
-        FN(decode_scores)(qs, qp, job->k, base + k0 * d, bf16_cache, rows, n, d, s, &ahead);
+        FN(decode_scores)(at.qs, at.qp, job->k, at.base + k0 * d, bf16_cache, rows, n, d, s,
+                          &ahead);
         for (size_t r = 0; r < rows; r++)
-            alpha[r] = FN(decode_row_update)(s + r * DECODE_BLOCK, n, &st[r]);
-        FN(decode_values)(s, alpha, job->v, base + k0 * d, bf16_cache, rows, n, d, acc, &ahead);
+            alpha[r] = FN(decode_row_update)(s + r * DECODE_BLOCK, n, &at.st[r]);
+        FN(decode_values)(s, alpha, job->v, at.base + k0 * d, bf16_cache, rows, n, d, at.acc,
+                          &ahead);
     }
 }
 static void FN(decode_span)(const decode_job *job, size_t unit, float *ws)
