@@ -237,11 +237,10 @@ static void report_peaks(report *r, const ch11_options *o, bool vdp, bool amx)
         const double shared = (v + tl - both) / (v < tl ? v : tl);
         char a1[64], a2[64], a3[64];
         snprintf(overlap, sizeof overlap, "On this machine a round of 128 vector multiply-adds takes %s ns alone, "
-                 "four tile products %s ns, and the two interleaved %s ns: the processor overlaps %.0f%% "
-                 "of the shorter%s", fmt_spread(a1, v, ov.vectors.min, ov.vectors.max),
+                 "four tile products %s ns, and the two interleaved %s ns: in a loop of nothing else the "
+                 "processor overlaps %.0f%% of the shorter.", fmt_spread(a1, v, ov.vectors.min, ov.vectors.max),
                  fmt_spread(a2, tl, ov.tiles.min, ov.tiles.max), fmt_spread(a3, both, ov.both.min, ov.both.max),
-                 100 * (shared < 0 ? 0 : shared > 1 ? 1 : shared), shared > 0.5 ? ", and the pipeline can hide most of the tiles' "
-                 "time behind the vectors'." : ", so here the two units' times add up, pipeline or not.");
+                 100 * (shared < 0 ? 0 : shared > 1 ? 1 : shared));
     } else snprintf(overlap, sizeof overlap, "Without tiles, the overlap of the two units is not measured here.");
     report_fact(r, "overlap_sentence", overlap);
 }
@@ -329,6 +328,81 @@ static void report_speed(report *r, const ch11_options *o, bool vdp, bool amx)
         table_rowf(t, "%s|%zu|%ld|%s", ch11_kernel_name((amx_kernel)k), p.nk, o->threads,
                    fmt_spread(a, f / s.median, f / s.max, f / s.min));
     }
+}
+enum { PARTS_N = 4096, PARTS_RUNS = 5 };
+typedef struct { const attn_params *p; int leave_out; const float *q, *k, *v; float *o; } parts_run;
+
+static void run_parts(void *ctx)
+{
+    const parts_run *t = ctx;
+    attention_bf16_without(t->leave_out, t->p, t->q, t->k, t->v, t->o, 1);
+}
+
+static void time_parts(size_t d, spread ms[4])   /* whole, without tiles, without vectors, neither */
+{
+    const attn_params p = attn_default(1, 1, PARTS_N, PARTS_N, d);
+    const size_t bytes = fa_mul(fa_mul(PARTS_N, d), sizeof(float));
+    float *q = fa_alloc(bytes), *k = fa_alloc(bytes), *v = fa_alloc(bytes), *o = fa_alloc(bytes);
+    attn_draw_inputs(&p, 0, q, k, v);
+    for (int w = 0; w < 4; w++) {
+        parts_run t = { &p, w, q, k, v, o };
+        const spread s = time_spread(run_parts, &t, 1, PARTS_RUNS);
+        ms[w] = (spread){ 1e3 * s.median, 1e3 * s.min, 1e3 * s.max };
+    }
+    fa_free(q); fa_free(k); fa_free(v); fa_free(o);
+}
+static double hidden_share(const double ms[4])
+{
+    const double rest = ms[3], t = ms[2] - rest, v = ms[1] - rest, both = ms[0] - rest;
+    const double shorter = t < v ? t : v;
+    if (shorter <= 0) return 0;
+    const double h = (t + v - both) / shorter;
+    return h < 0 ? 0 : h > 1 ? 1 : h;
+}
+
+static void parts_clause(char *buf, size_t size, long d, const double ms[4])
+{
+    const double rest = ms[3];
+    snprintf(buf, size, "at d = %ld the tile work alone takes %.1f ms, the vector work %.1f ms, the two "
+             "together %.1f ms and the rest %.1f ms, %.0f%% of the whole: the processor hides %.0f%% "
+             "of the shorter part", d, ms[2] - rest, ms[1] - rest, ms[0] - rest, rest, 100 * rest / ms[0],
+             100 * hidden_share(ms));
+}
+static void parts_sentence(char *buf, size_t size, const char *where, const double med[2][4])
+{
+    char c64[400], c128[400];
+    parts_clause(c64, sizeof c64, 64, med[0]);
+    parts_clause(c128, sizeof c128, 128, med[1]);
+    const double h = fmax(hidden_share(med[0]), hidden_share(med[1]));
+    snprintf(buf, size, "%s, %s; %s. %s", where, c64, c128,
+             h < 0.25 ? "The two units' times add up here, the four stages notwithstanding: the kernel "
+                        "goes faster only where a part itself gets shorter."
+             : h < 0.75 ? "The stages hide part of the shorter work; the rest of it adds to the longer."
+                        : "The stages work: the shorter part is nearly free, and the longer bounds the kernel.");
+}
+static void report_parts(report *r, bool amx)
+{
+    static const char *const cols[] = { "d", "whole", "without the tiles", "without the vectors",
+                                        "without either", NULL };
+    table *t = report_table(r, "parts", "The AMX engine with parts of its work left out, milliseconds", cols);
+    report_factf(r, "parts_n", "%d", PARTS_N);
+    report_factf(r, "parts_runs", "%d", PARTS_RUNS);
+    if (!amx) {
+        table_rowf(t, "-|no tiles on this machine|-|-|-");
+        report_fact(r, "parts_sentence", "Without tiles, the parts are not timed here.");
+        return;
+    }
+    double med[2][4];
+    for (int i = 0; i < 2; i++) {
+        spread ms[4];
+        time_parts(64 * (size_t)(i + 1), ms);
+        char c[4][64];
+        for (int w = 0; w < 4; w++) fmt_spread(c[w], ms[w].median, ms[w].min, ms[w].max), med[i][w] = ms[w].median;
+        table_rowf(t, "%d|%s|%s|%s|%s", 64 * (i + 1), c[0], c[1], c[2], c[3]);
+    }
+    char text[1200];
+    parts_sentence(text, sizeof text, "On this machine", med);
+    report_fact(r, "parts_sentence", text);
 }
 static void report_walk(report *r, const char *data_dir)
 {
@@ -449,6 +523,7 @@ static void run_ch11_receipts(const ch11_options *o, report *r)
     if (o->quick) return;
     report_peaks(r, o, vdp, amx);
     report_speed(r, o, vdp, amx);
+    report_parts(r, amx);
 }
 typedef struct { long n, d, threads; int causal; } ch11_config;
 
@@ -513,6 +588,12 @@ static void run_ch11_bench(const ch11_options *o)
                kernel == AMX_KERNEL_AMX ? "TDPBF16PS" : "VDPBF16PS", b.median);
     } else printf("# no bf16 hardware: only the model runs here, and it is not benchmarked\n");
     if (kernel == AMX_KERNEL_EMULATED) return;
+    for (size_t d = 64; kernel == AMX_KERNEL_AMX && d <= 128; d += 64) {
+        spread ms[4];
+        time_parts(d, ms);
+        printf("# parts ms, n = %d, one head, one thread; d whole without_tiles without_vectors neither: "
+               "%zu %.3f %.3f %.3f %.3f\n", PARTS_N, d, ms[0].median, ms[1].median, ms[2].median, ms[3].median);
+    }
     const size_t got = o->python ? ch11_run_torch(o, cfg, count, torch) : 0;
     if (!o->python) printf("# PyTorch: not run (make bench PYTHON=/path/to/python adds it)\n");
     for (size_t i = 0; i < count; i++) {
@@ -530,8 +611,8 @@ enum { CH11_MAX_RECORDS = 8, CH11_RECORDED_ROWS = 64 };
 typedef struct { long n, d, threads; int causal; double median, x_bf16, x_fp32, fused; } ch11_row;
 typedef struct {
     char when[64], machine[128], kernel[32], unit[32];
-    double fp32_peak, unit_peak;
-    int count, fused_count;
+    double fp32_peak, unit_peak, parts[2][4];   /* parts: d = 64 and 128, as time_parts */
+    int count, fused_count, parts_count;
     ch11_row row[CH11_RECORDED_ROWS], fused[CH11_RECORDED_ROWS];
 } ch11_record;
 static void match_fused(ch11_record *rec)
@@ -556,6 +637,12 @@ static bool read_ch11_record(const char *path, ch11_record *rec)
         sscanf(line, "# ch11_amx: %127[^;]; kernel %31[^;]", rec->machine, rec->kernel);
         sscanf(line, "# peak GFLOP/s, one thread: fp32 FMA %lf (chapter 1's profile), %31s %lf",
                &rec->fp32_peak, rec->unit, &rec->unit_peak);
+        long pd;
+        double pm[4];
+        if (sscanf(line, "# parts ms, n = %*d, one head, one thread; d whole without_tiles without_vectors "
+                         "neither: %ld %lf %lf %lf %lf", &pd, &pm[0], &pm[1], &pm[2], &pm[3]) == 5
+            && (pd == 64 || pd == 128))
+            memcpy(rec->parts[pd / 64 - 1], pm, sizeof pm), rec->parts_count++;
         if (rec->count < CH11_RECORDED_ROWS
             && sscanf(line, "ch11_amx %*s %ld %ld %d %ld %*d %lf %*f %*f %*f %lf %lf", &w.n, &w.d,
                       &w.causal, &w.threads, &w.median, &w.x_bf16, &w.x_fp32) >= 5)
@@ -590,10 +677,15 @@ static ch11_range ch11_range_of(const ch11_record *rec, int which, double goal)
 }
 static int ch11_step_vector_cycles(void);
 static int ch11_step_tile_cycles(void);
+static void parts_sentence(char *buf, size_t size, const char *where, const double med[2][4]);
 
 static void ch11_miss_reason(char *buf, size_t size, const ch11_record *rec)
 {
-    if (rec->unit_peak > 4 * rec->fp32_peak)
+    char parts[1200];
+    if (rec->unit_peak > 4 * rec->fp32_peak && rec->parts_count == 2) {
+        parts_sentence(parts, sizeof parts, "There", rec->parts);
+        snprintf(buf, size, " Its parts were timed apart (n = %d, one head, one thread). %s", PARTS_N, parts);
+    } else if (rec->unit_peak > 4 * rec->fp32_peak)
         snprintf(buf, size, " There the tile unit's peak is %.0f times the fp32 multiply-add's, "
                  "and the kernel waits on its vector work: %d vector cycles a block against %d "
                  "of the tiles (the count above).", rec->unit_peak / rec->fp32_peak,
@@ -609,7 +701,7 @@ static void ch11_record_sentence(char *buf, size_t size, const ch11_record *rec)
     const double goal = tiles ? 2.0 : 1.3;
     const ch11_range b = ch11_range_of(rec, 0, goal), f = ch11_range_of(rec, 1, 0),
                      own = ch11_range_of(rec, 2, 1.0);
-    char torch[256] = "PyTorch was not recorded", ours[160] = "", why[320] = "";
+    char torch[256] = "PyTorch was not recorded", ours[160] = "", why[1400] = "";
     if (b.of)
         snprintf(torch, sizeof torch, "%.2f–%.2f× PyTorch's bf16 attention (the goal of %.1f× "
                  "met in %d of %d) and %.2f–%.2f× its fp32", b.lo, b.hi, goal, b.met, b.of,
@@ -632,7 +724,7 @@ void ch11_recorded_note(const char *path, char *note, size_t size)
     note[0] = '\0';
     for (size_t i = 0; i < files && used < size; i++) {
         if (!read_ch11_record(names[i], rec)) continue;
-        char one[1024];
+        char one[2048];
         ch11_record_sentence(one, sizeof one, rec);
         used += (size_t)snprintf(note + used, size - used, "%s%s", used ? " " : "", one);
     }

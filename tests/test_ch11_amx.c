@@ -212,6 +212,28 @@ Test(bits, causal_walk_skips_the_future)
     cr_expect_eq(c.blocks_computed + c.blocks_skipped, 64 * 32);
     fa_free(x); fa_free(o);
 }
+Test(bits, the_parts_left_out_are_left_out)
+{
+    char why[160];
+    if (!amx_available(why)) cr_skip_test("%s", why);
+    attn_params p = attn_default(1, 2, 100, 100, 64);
+    p.causal = true;
+    const size_t n = 2 * 100 * 64;
+    float *q = fa_alloc(n * 4), *k = fa_alloc(n * 4), *v = fa_alloc(n * 4), *x = fa_alloc(n * 4),
+          *y = fa_alloc(n * 4);
+    attn_draw_inputs(&p, 5, q, k, v);
+    attention_bf16(AMX_KERNEL_AMX, &p, q, k, v, x, 2, NULL);
+    attention_bf16_without(0, &p, q, k, v, y, 2);
+    cr_expect_arr_eq(x, y, n * 4, "with nothing left out, the AMX engine's bits");
+    size_t zero = 0, nan = 0;
+    attention_bf16_without(AMX_LEAVE_TILES, &p, q, k, v, y, 2);
+    for (size_t i = 0; i < n; i++) zero += y[i] == 0.0f;
+    attention_bf16_without(AMX_LEAVE_VECTORS, &p, q, k, v, y, 2);
+    for (size_t i = 0; i < n; i++) nan += isnan(y[i]);
+    cr_expect_eq(zero, n, "without the tiles, %zu of %zu outputs are zero", zero, n);
+    cr_expect_eq(nan, n, "without the vectors, %zu of %zu outputs are NaN", nan, n);
+    fa_free(q); fa_free(k); fa_free(v); fa_free(x); fa_free(y);
+}
 Test(bits, values_are_packed_in_pairs_of_keys)
 {
     float v[40 * 20];
@@ -391,4 +413,30 @@ Test(recorded, the_sentence_counts_the_goals_from_the_record)
     cr_expect(strstr(note, "0.80–2.00× chapter 8's fp32 kernel, at least as fast in 1 of 2")
               != NULL, "%s", note);
     cr_expect(strstr(note, "16 times the fp32 multiply-add's") != NULL, "%s", note);
+}
+Test(recorded, the_parts_of_the_record_say_why)
+{
+    char path[] = "/tmp/ch11-parts-XXXXXX", note[4096];
+    const int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    fputs("# make bench: date 2026-01-02T03:04Z commit 0\n"
+          "# ch11_amx: Test Machine, 2 CPUs; kernel amx; AMX: yes\n"
+          "# peak GFLOP/s, one thread: fp32 FMA 200 (chapter 1's profile), TDPBF16PS 3200\n"
+          "# parts ms, n = 4096, one head, one thread; d whole without_tiles without_vectors neither: "
+          "64 10 6 5 1\n"
+          "# parts ms, n = 4096, one head, one thread; d whole without_tiles without_vectors neither: "
+          "128 16 8 14 2\n"
+          "ch11_amx amx 1024 64 0 1 3 0.010000 0.01 0.01 100.0 0.50 1.20\n", f);
+    fclose(f);
+    ch11_recorded_note(path, note, sizeof note);
+    remove(path);
+    cr_expect(strstr(note, "There, at d = 64 the tile work alone takes 4.0 ms, the vector work 5.0 ms, "
+                          "the two together 9.0 ms and the rest 1.0 ms, 10% of the whole: the processor "
+                          "hides 0% of the shorter part") != NULL, "%s", note);
+    cr_expect(strstr(note, "at d = 128 the tile work alone takes 12.0 ms, the vector work 6.0 ms, the "
+                          "two together 14.0 ms") != NULL, "%s", note);
+    cr_expect(strstr(note, "hides 67% of the shorter part. The stages hide part of the shorter work")
+              != NULL, "%s", note);
+    cr_expect(strstr(note, "multiply-add's") == NULL, "%s", note);
 }

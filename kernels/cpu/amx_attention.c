@@ -628,21 +628,18 @@ static void run_phase(amx_job *job, int phase, size_t items, amx_thread *t, int 
     amx_worker(&t[0]);
     workers_join(id, threads);
 }
-void attention_bf16(amx_kernel kernel, const attn_params *p, const float *q, const float *k,
-                    const float *v, float *o, int threads, amx_counts *counts)
+static void run_engine(const amx_engine *engine, const attn_params *p, const float *q, const float *k,
+                       const float *v, float *o, int threads, amx_counts *counts)
 {
-    amx_job job = { .p = p, .engine = &ENGINES[kernel], .shape = amx_shape_of(p), .q = q,
+    amx_job job = { .p = p, .engine = engine, .shape = amx_shape_of(p), .q = q,
                     .k = k, .v = v, .o = o, .heads = p->batch * p->heads };
     threads = threads < 1 ? 1 : threads > AMX_MAX_THREADS ? AMX_MAX_THREADS : threads;
-    char why[160] = "";
-    if (kernel == AMX_KERNEL_AMX && !amx_available(why)) die_line("the AMX kernel cannot run: %s", why);
-    if (kernel == AMX_KERNEL_AVX512BF16 && !bf16_cpu_has_avx512bf16())
-        die_line("the AVX512-BF16 kernel cannot run: this CPU has no AVX512-BF16 (or FA_ISA forbids it)");
     const size_t packed = fa_mul(job.heads * job.shape.blocks, job.shape.dpad * 32);
     job.packed_k = fa_alloc(fa_mul(packed, sizeof(bf16)));
     job.packed_v = fa_alloc(fa_mul(packed, sizeof(bf16)));
     amx_thread t[AMX_MAX_THREADS];
     for (int i = 0; i < threads; i++) t[i] = (amx_thread){ &job, fa_alloc(sizeof(amx_workspace)) };
+    for (int i = 0; i < threads; i++) memset(t[i].w, 0, sizeof(amx_workspace));
     run_phase(&job, 0, job.heads * job.shape.blocks, t, threads);
     run_phase(&job, 1, job.heads * ((p->nq + 15) / 16), t, threads);
     amx_counts c = { 0 };
@@ -655,6 +652,15 @@ void attention_bf16(amx_kernel kernel, const attn_params *p, const float *q, con
     fa_free(job.packed_k);
     fa_free(job.packed_v);
 }
+void attention_bf16(amx_kernel kernel, const attn_params *p, const float *q, const float *k,
+                    const float *v, float *o, int threads, amx_counts *counts)
+{
+    char why[160] = "";
+    if (kernel == AMX_KERNEL_AMX && !amx_available(why)) die_line("the AMX kernel cannot run: %s", why);
+    if (kernel == AMX_KERNEL_AVX512BF16 && !bf16_cpu_has_avx512bf16())
+        die_line("the AVX512-BF16 kernel cannot run: this CPU has no AVX512-BF16 (or FA_ISA forbids it)");
+    run_engine(&ENGINES[kernel], p, q, k, v, o, threads, counts);
+}
 size_t attention_bf16_bytes(const attn_params *p, int threads)
 {
     const amx_shape sh = amx_shape_of(p);
@@ -666,6 +672,36 @@ const char *bf16_params_problem(const attn_params *p)
 {
     if (p->d > 128) return "the bf16 kernels take head dimensions up to 128";
     return attn_params_problem(p);
+}
+static void no_scores(amx_engine_state *e, const bf16 *kb, size_t chunks, float *s, size_t ld)
+{
+    (void)e, (void)kb, (void)chunks, (void)s, (void)ld;
+}
+
+static void no_values(amx_engine_state *e, const bf16 *p, const bf16 *const *vb, size_t blocks,
+                      size_t dpad, float *pv)
+{
+    (void)e, (void)p, (void)vb, (void)blocks, (void)dpad, (void)pv;
+}
+static void no_softmax(const float *s, size_t ld, size_t blocks, const uint32_t *visible, float scale,
+                       amx_rows *rows, bf16 *p, float *alpha)
+{
+    (void)s, (void)ld, (void)blocks, (void)visible, (void)scale, (void)rows, (void)p, (void)alpha;
+}
+
+static void no_rescale(float *o, const float *pv, const float *alpha, size_t dpad)
+{
+    (void)o, (void)pv, (void)alpha, (void)dpad;
+}
+void attention_bf16_without(int leave_out, const attn_params *p, const float *q, const float *k,
+                            const float *v, float *o, int threads)
+{
+    char why[160] = "";
+    if (!amx_available(why)) die_line("the AMX kernel cannot run: %s", why);
+    amx_engine e = ENGINES[AMX_KERNEL_AMX];
+    if (leave_out & AMX_LEAVE_TILES) e.scores = no_scores, e.values = no_values;
+    if (leave_out & AMX_LEAVE_VECTORS) e.softmax_rows = no_softmax, e.add_values = no_rescale;
+    run_engine(&e, p, q, k, v, o, threads, NULL);
 }
 enum { DT_ROWS = 8, DT_KEYS = 32, DT_MAX_D = 128, DT_PAIR_BYTES = 2 * DT_ROWS * 2 };
 typedef struct {
