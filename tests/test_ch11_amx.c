@@ -234,6 +234,26 @@ Test(bits, the_parts_left_out_are_left_out)
     cr_expect_eq(nan, n, "without the vectors, %zu of %zu outputs are NaN", nan, n);
     fa_free(q); fa_free(k); fa_free(v); fa_free(x); fa_free(y);
 }
+Test(bits, two_slices_at_once_give_the_bits_of_one_at_a_time)
+{
+    char why[160];
+    if (!amx_available(why)) cr_skip_test("%s", why);
+    for (int shape = 0; shape < 6; shape++) {
+        attn_params p = attn_default(1, 2, 77, 140, shape % 2 ? 100 : 128);
+        p.causal = shape / 2 >= 1;
+        p.window = shape / 2 == 2 ? 40 : 0;
+        const size_t qn = 2 * 77 * p.d, kn = 2 * 140 * p.d;
+        float *q = fa_alloc(qn * 4), *k = fa_alloc(kn * 4), *v = fa_alloc(kn * 4), *x = fa_alloc(qn * 4),
+              *y = fa_alloc(qn * 4);
+        attn_draw_inputs(&p, 7, q, k, v);
+        attention_bf16(AMX_KERNEL_AMX, &p, q, k, v, x, 2, NULL);
+        attention_bf16_without(AMX_LEAVE_PAIRS, &p, q, k, v, y, 1);
+        size_t n = 0;
+        for (size_t i = 0; i < qn; i++) n += bits(x[i]) != bits(y[i]);
+        cr_expect_eq(n, 0, "shape %d: %zu of %zu numbers differ", shape, n, qn);
+        fa_free(q); fa_free(k); fa_free(v); fa_free(x); fa_free(y);
+    }
+}
 Test(bits, values_are_packed_in_pairs_of_keys)
 {
     float v[40 * 20];

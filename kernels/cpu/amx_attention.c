@@ -24,7 +24,7 @@ typedef struct { uint32_t tile[8][AMX_TILE_ROWS * AMX_TILE_COLS]; } amx_tile_fil
 
 typedef struct amx_engine_state {
     amx_tile_file tiles;
-    bf16 qa[4 * AMX_TILE_ELEMS];
+    const bf16 *q;                        /* the vector engines' queries */
 } amx_engine_state;
 
 typedef struct {
@@ -36,6 +36,9 @@ typedef struct {
     void (*add_values)(float *, const float *, const float *, size_t);
     bool tiles;                           /* configure and release AMX's tiles */
     bool hw_round;                        /* round with VCVTNE2PS2BF16 */
+    void (*scores_pair)(amx_engine_state *, const bf16 *, const bf16 *, size_t, float *, float *, size_t);
+    void (*values_pair)(amx_engine_state *, const bf16 *, const bf16 *, const bf16 *const *, size_t,
+                        size_t, float *, float *);   /* NULL: two slices one after the other */
 } amx_engine;
 #define TILE_ZERO(t) _tile_zero(t)
 #define TILE_LOAD(t, ptr, stride) _tile_loadd(t, ptr, stride)
@@ -107,6 +110,51 @@ static void amx_hw_values(amx_engine_state *e, const bf16 *p, const bf16 *const 
         }
         TILE_STORE(4, pv + 16 * j, dpad * sizeof(float));
         TILE_STORE(5, pv + 16 * (j + 1), dpad * sizeof(float));
+    }
+}
+__attribute__((target("amx-tile,amx-bf16")))
+static void amx_hw_scores_pair(amx_engine_state *e, const bf16 *qb, const bf16 *kb, size_t chunks,
+                               float *sa, float *sb, size_t ld)
+{
+    (void)e;
+    for (size_t h = 0; h < 2; h++) {
+        TILE_ZERO(4);
+        TILE_ZERO(5);
+        for (size_t c = 0; c < chunks; c++) {
+            TILE_LOAD(6, kb + (2 * c + h) * AMX_TILE_ELEMS, AMX_TILE_BYTES);
+            TILE_LOAD(7, qb + c * AMX_TILE_ELEMS, AMX_TILE_BYTES);
+            TILE_DOT_Q(4, c, 6);
+            TILE_DOT(5, 7, 6);
+        }
+        TILE_STORE(4, sa + 16 * h, ld * sizeof(float));
+        TILE_STORE(5, sb + 16 * h, ld * sizeof(float));
+    }
+}
+
+__attribute__((target("amx-tile,amx-bf16")))
+static void amx_hw_values_pair(amx_engine_state *e, const bf16 *pa, const bf16 *pb, const bf16 *const *vb,
+                               size_t blocks, size_t dpad, float *pva, float *pvb)
+{
+    (void)e;
+    for (size_t j = 0; j < dpad / 16; j += 2) {
+        TILE_ZERO(0);
+        TILE_ZERO(1);
+        TILE_ZERO(2);
+        TILE_ZERO(3);
+        for (size_t b = 0; b < blocks; b++) {
+            TILE_LOAD(4, pa + b * AMX_TILE_ELEMS, AMX_TILE_BYTES);
+            TILE_LOAD(5, pb + b * AMX_TILE_ELEMS, AMX_TILE_BYTES);
+            TILE_LOAD(6, vb[b] + j * AMX_TILE_ELEMS, AMX_TILE_BYTES);
+            TILE_DOT(0, 4, 6);
+            TILE_DOT(2, 5, 6);
+            TILE_LOAD(7, vb[b] + (j + 1) * AMX_TILE_ELEMS, AMX_TILE_BYTES);
+            TILE_DOT(1, 4, 7);
+            TILE_DOT(3, 5, 7);
+        }
+        TILE_STORE(0, pva + 16 * j, dpad * sizeof(float));
+        TILE_STORE(1, pva + 16 * (j + 1), dpad * sizeof(float));
+        TILE_STORE(2, pvb + 16 * j, dpad * sizeof(float));
+        TILE_STORE(3, pvb + 16 * (j + 1), dpad * sizeof(float));
     }
 }
 #undef TILE_ZERO
@@ -194,6 +242,48 @@ static void emu_values(amx_engine_state *e, const bf16 *p, const bf16 *const *vb
         TILE_STORE(5, pv + 16 * (j + 1), dpad * sizeof(float));
     }
 }
+
+static void emu_scores_pair(amx_engine_state *e, const bf16 *qb, const bf16 *kb, size_t chunks,
+                            float *sa, float *sb, size_t ld)
+{
+    for (size_t h = 0; h < 2; h++) {
+        TILE_ZERO(4);
+        TILE_ZERO(5);
+        for (size_t c = 0; c < chunks; c++) {
+            TILE_LOAD(6, kb + (2 * c + h) * AMX_TILE_ELEMS, AMX_TILE_BYTES);
+            TILE_LOAD(7, qb + c * AMX_TILE_ELEMS, AMX_TILE_BYTES);
+            TILE_DOT_Q(4, c, 6);
+            TILE_DOT(5, 7, 6);
+        }
+        TILE_STORE(4, sa + 16 * h, ld * sizeof(float));
+        TILE_STORE(5, sb + 16 * h, ld * sizeof(float));
+    }
+}
+
+static void emu_values_pair(amx_engine_state *e, const bf16 *pa, const bf16 *pb, const bf16 *const *vb,
+                            size_t blocks, size_t dpad, float *pva, float *pvb)
+{
+    for (size_t j = 0; j < dpad / 16; j += 2) {
+        TILE_ZERO(0);
+        TILE_ZERO(1);
+        TILE_ZERO(2);
+        TILE_ZERO(3);
+        for (size_t b = 0; b < blocks; b++) {
+            TILE_LOAD(4, pa + b * AMX_TILE_ELEMS, AMX_TILE_BYTES);
+            TILE_LOAD(5, pb + b * AMX_TILE_ELEMS, AMX_TILE_BYTES);
+            TILE_LOAD(6, vb[b] + j * AMX_TILE_ELEMS, AMX_TILE_BYTES);
+            TILE_DOT(0, 4, 6);
+            TILE_DOT(2, 5, 6);
+            TILE_LOAD(7, vb[b] + (j + 1) * AMX_TILE_ELEMS, AMX_TILE_BYTES);
+            TILE_DOT(1, 4, 7);
+            TILE_DOT(3, 5, 7);
+        }
+        TILE_STORE(0, pva + 16 * j, dpad * sizeof(float));
+        TILE_STORE(1, pva + 16 * (j + 1), dpad * sizeof(float));
+        TILE_STORE(2, pvb + 16 * j, dpad * sizeof(float));
+        TILE_STORE(3, pvb + 16 * (j + 1), dpad * sizeof(float));
+    }
+}
 #undef TILE_ZERO
 #undef TILE_LOAD
 #undef TILE_STORE
@@ -202,12 +292,13 @@ static void emu_values(amx_engine_state *e, const bf16 *p, const bf16 *const *vb
 #undef TILE_DOT_Q
 static void vdp_load_q(amx_engine_state *e, const bf16 *qa, size_t chunks)
 {
-    memcpy(e->qa, qa, chunks * AMX_TILE_ELEMS * sizeof(bf16));
+    (void)chunks;
+    e->q = qa;
 }
 __attribute__((target("avx512f,avx512bf16")))
 static void vdp_hw_scores(amx_engine_state *e, const bf16 *kb, size_t chunks, float *s, size_t ld)
 {
-    const uint32_t *q = (const uint32_t *)e->qa, *k = (const uint32_t *)kb;
+    const uint32_t *q = (const uint32_t *)e->q, *k = (const uint32_t *)kb;
     for (size_t r0 = 0; r0 < AMX_TILE_ROWS; r0 += 4) {
         __m512 acc[4][2];
         for (int i = 0; i < 4; i++) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
@@ -256,7 +347,7 @@ static void vdp_hw_values(amx_engine_state *e, const bf16 *p, const bf16 *const 
 }
 static void vdp_emu_scores(amx_engine_state *e, const bf16 *kb, size_t chunks, float *s, size_t ld)
 {
-    const uint32_t *q = (const uint32_t *)e->qa, *k = (const uint32_t *)kb;
+    const uint32_t *q = (const uint32_t *)e->q, *k = (const uint32_t *)kb;
     for (size_t row = 0; row < AMX_TILE_ROWS; row++)
         for (size_t key = 0; key < 32; key++) {
             float acc = 0.0f;
@@ -419,11 +510,11 @@ static void add_block_values_hw(float *o, const float *pv, const float *alpha, s
 }
 static const amx_engine ENGINES[AMX_ENGINES] = {
     [AMX_KERNEL_AMX] = { amx_hw_load_q, amx_hw_scores, amx_hw_values, softmax_rows_hw,
-                         add_block_values_hw, true, true },
+                         add_block_values_hw, true, true, amx_hw_scores_pair, amx_hw_values_pair },
     [AMX_KERNEL_AVX512BF16] = { vdp_load_q, vdp_hw_scores, vdp_hw_values, softmax_rows_hw,
                                 add_block_values_hw, false, true },
     [AMX_KERNEL_EMULATED] = { emu_load_q, emu_scores, emu_values, softmax_rows_emu,
-                              add_block_values, false, false },
+                              add_block_values, false, false, emu_scores_pair, emu_values_pair },
     [AMX_KERNEL_EMULATED_VDP] = { vdp_load_q, vdp_emu_scores, vdp_emu_values, softmax_rows_emu,
                                   add_block_values, false, false },
 };
@@ -494,16 +585,6 @@ typedef struct amx_job {
     atomic_size_t next;
     int phase;                               /* 0: pack, 1: attend */
 } amx_job;
-typedef struct {
-    amx_engine_state engine;
-    bf16 qa[4 * AMX_TILE_ELEMS], p[2][AMX_STEP_BLOCKS * AMX_TILE_ELEMS];   /* steps in flight */
-    float s[2][AMX_TILE_ROWS * 32 * AMX_STEP_BLOCKS], alpha[4][AMX_TILE_ROWS];
-    float pv[2][AMX_TILE_ROWS * 128], o[AMX_TILE_ROWS * 128];
-    amx_rows rows;
-    size_t computed, skipped;
-} amx_workspace;
-
-typedef struct { amx_job *job; amx_workspace *w; } amx_thread;
 static uint32_t visible_keys(const amx_job *job, attn_tile_kind kind, size_t i, size_t k0)
 {
     if (kind == ATTN_TILE_FULL && k0 + 32 <= job->shape.nk) return 0xffffffffu;
@@ -546,56 +627,121 @@ static void gather_step(const amx_job *job, size_t head, size_t q0, size_t rows,
     }
     st->next = from;
 }
-static void start_scores(const amx_job *job, amx_workspace *w, const amx_step *st, float *s)
-{
-    for (size_t j = 0; j < st->count; j++)
-        job->engine->scores(&w->engine, st->keys[j], job->shape.chunks, s + 32 * j, 32 * job->shape.step);
-}
-static void do_slice(const amx_job *job, amx_workspace *w, size_t head, size_t q0)
+typedef struct {
+    _Alignas(64) bf16 qa[4 * AMX_TILE_ELEMS];
+    bf16 p[2][AMX_STEP_BLOCKS * AMX_TILE_ELEMS];                 /* steps in flight */
+    float s[2][AMX_TILE_ROWS * 32 * AMX_STEP_BLOCKS], alpha[4][AMX_TILE_ROWS];
+    float pv[2][AMX_TILE_ROWS * 128], o[AMX_TILE_ROWS * 128];
+    amx_rows state;
+    amx_step step[4];                                            /* step i is step[i % 4] */
+    size_t head, q0, rows, first, computed, steps;              /* rows: 16, or fewer at the end */
+} amx_slice;
+typedef struct {
+    amx_engine_state engine;
+    amx_slice slice[2];
+    size_t computed, skipped;
+} amx_workspace;
+
+typedef struct { amx_job *job; amx_workspace *w; } amx_thread;
+static void start_scores(const amx_job *job, amx_engine_state *e, amx_slice *const *sl, size_t count, size_t k)
 {
     const amx_shape *sh = &job->shape;
-    const size_t rows = sh->nq - q0 < 16 ? sh->nq - q0 : 16;
-    pack_query_slice(sh, job->engine->hw_round, job->q + head * sh->nq * sh->d, q0, w->qa);
-    job->engine->load_q(&w->engine, w->qa, sh->chunks);
-    for (size_t r = 0; r < AMX_TILE_ROWS; r++) w->rows.m[r] = -INFINITY;
-    memset(w->rows.l, 0, sizeof w->rows.l);
-    memset(w->o, 0, AMX_TILE_ROWS * sh->dpad * sizeof(float));
-    size_t computed = 0;
-    for (size_t b = next_block(job, q0, rows, 0); b < sh->blocks; b = next_block(job, q0, rows, b + 1))
-        computed++;
-    const size_t steps = (computed + sh->step - 1) / sh->step;
-    amx_step step[4];                          /* step i is step[i % 4] */
-    gather_step(job, head, q0, rows, 0, &step[0]);
-    if (steps > 0) start_scores(job, w, &step[0], w->s[0]);
+    const size_t ld = 32 * sh->step;
+    if (count == 2 && job->engine->scores_pair) {
+        const amx_step *st = &sl[0]->step[k % 4];
+        job->engine->load_q(e, sl[0]->qa, sh->chunks);
+        for (size_t j = 0; j < st->count; j++)
+            job->engine->scores_pair(e, sl[1]->qa, st->keys[j], sh->chunks, sl[0]->s[k % 2] + 32 * j,
+                                     sl[1]->s[k % 2] + 32 * j, ld);
+    } else for (size_t g = 0; g < count; g++) {
+        const amx_step *st = &sl[g]->step[k % 4];
+        job->engine->load_q(e, sl[g]->qa, sh->chunks);
+        for (size_t j = 0; j < st->count; j++)
+            job->engine->scores(e, st->keys[j], sh->chunks, sl[g]->s[k % 2] + 32 * j, ld);
+    }
+}
+static void weigh_values(const amx_job *job, amx_engine_state *e, amx_slice *const *sl, size_t count, size_t k)
+{
+    const size_t dpad = job->shape.dpad;
+    if (count == 2 && job->engine->values_pair) {
+        const amx_step *st = &sl[0]->step[k % 4];
+        job->engine->values_pair(e, sl[0]->p[k % 2], sl[1]->p[k % 2], st->values, st->count, dpad,
+                                 sl[0]->pv[k % 2], sl[1]->pv[k % 2]);
+    } else for (size_t g = 0; g < count; g++) {
+        const amx_step *st = &sl[g]->step[k % 4];
+        job->engine->values(e, sl[g]->p[k % 2], st->values, st->count, dpad, sl[g]->pv[k % 2]);
+    }
+}
+static void make_probabilities(const amx_job *job, amx_slice *sl, size_t i)
+{
+    const amx_step *st = &sl->step[i % 4];
+    uint32_t visible[AMX_TILE_ROWS * AMX_STEP_BLOCKS];
+    for (size_t j = 0; j < st->count; j++) {
+        const attn_tile_kind kind = block_kind(job, sl->q0, sl->rows, st->block[j]);
+        for (size_t r = 0; r < AMX_TILE_ROWS; r++)
+            visible[r * AMX_STEP_BLOCKS + j] = visible_keys(job, kind, sl->q0 + r, 32 * st->block[j]);
+    }
+    job->engine->softmax_rows(sl->s[i % 2], 32 * job->shape.step, st->count, visible, job->p->scale,
+                              &sl->state, sl->p[i % 2], sl->alpha[i % 4]);
+}
+static void finish_slice(const amx_job *job, amx_workspace *w, const amx_slice *sl)
+{
+    const amx_shape *sh = &job->shape;
+    for (size_t r = 0; r < sl->rows; r++) {
+        const float l = amx_row_sum(sl->state.l[r]);
+        const bool sees = attn_row_sees_a_key(job->p, sl->q0 + r);
+        float *out = job->o + (sl->head * sh->nq + sl->q0 + r) * sh->d;
+        for (size_t c = 0; c < sh->d; c++) out[c] = sees ? sl->o[r * sh->dpad + c] / l : 0.0f;
+    }
+    w->computed += sl->computed;
+    w->skipped += sh->blocks - sl->computed;
+}
+static void start_slice(const amx_job *job, amx_slice *sl, size_t head, size_t q0)
+{
+    const amx_shape *sh = &job->shape;
+    sl->head = head;
+    sl->q0 = q0;
+    sl->rows = sh->nq - q0 < 16 ? sh->nq - q0 : 16;
+    sl->computed = 0;
+    pack_query_slice(sh, job->engine->hw_round, job->q + head * sh->nq * sh->d, q0, sl->qa);
+    for (size_t r = 0; r < AMX_TILE_ROWS; r++) sl->state.m[r] = -INFINITY;
+    memset(sl->state.l, 0, sizeof sl->state.l);
+    memset(sl->o, 0, AMX_TILE_ROWS * sh->dpad * sizeof(float));
+    sl->first = next_block(job, q0, sl->rows, 0);
+    for (size_t b = sl->first; b < sh->blocks; b = next_block(job, q0, sl->rows, b + 1)) sl->computed++;
+    sl->steps = (sl->computed + sh->step - 1) / sh->step;
+    gather_step(job, head, q0, sl->rows, 0, &sl->step[0]);
+}
+static bool same_blocks(const amx_slice *a, const amx_slice *b)
+{
+    return a->first == b->first && a->computed == b->computed;
+}
+static void walk_slices(const amx_job *job, amx_engine_state *e, amx_slice *const *sl, size_t count)
+{
+    const size_t steps = sl[0]->steps;
+    if (steps > 0) start_scores(job, e, sl, count, 0);
     for (size_t i = 0; i < steps + 2; i++) {
         if (i + 1 < steps) {
-            gather_step(job, head, q0, rows, step[i % 4].next, &step[(i + 1) % 4]);
-            start_scores(job, w, &step[(i + 1) % 4], w->s[(i + 1) % 2]);
+            for (size_t g = 0; g < count; g++)
+                gather_step(job, sl[g]->head, sl[g]->q0, sl[g]->rows, sl[g]->step[i % 4].next, &sl[g]->step[(i + 1) % 4]);
+            start_scores(job, e, sl, count, i + 1);
         }
-        if (i >= 1 && i - 1 < steps)
-            job->engine->values(&w->engine, w->p[(i - 1) % 2], step[(i - 1) % 4].values, step[(i - 1) % 4].count,
-                                sh->dpad, w->pv[(i - 1) % 2]);
-        if (i < steps) {
-            const amx_step *st = &step[i % 4];
-            uint32_t visible[AMX_TILE_ROWS * AMX_STEP_BLOCKS];
-            for (size_t j = 0; j < st->count; j++) {
-                const attn_tile_kind kind = block_kind(job, q0, rows, st->block[j]);
-                for (size_t r = 0; r < AMX_TILE_ROWS; r++)
-                    visible[r * AMX_STEP_BLOCKS + j] = visible_keys(job, kind, q0 + r, 32 * st->block[j]);
-            }
-            job->engine->softmax_rows(w->s[i % 2], 32 * sh->step, st->count, visible, job->p->scale, &w->rows,
-                                      w->p[i % 2], w->alpha[i % 4]);
-        }
-        if (i >= 2) job->engine->add_values(w->o, w->pv[i % 2], w->alpha[(i - 2) % 4], sh->dpad);
+        if (i >= 1 && i - 1 < steps) weigh_values(job, e, sl, count, i - 1);
+        for (size_t g = 0; g < count && i < steps; g++) make_probabilities(job, sl[g], i);
+        for (size_t g = 0; g < count && i >= 2; g++)
+            job->engine->add_values(sl[g]->o, sl[g]->pv[i % 2], sl[g]->alpha[(i - 2) % 4], job->shape.dpad);
     }
-    w->computed += computed;
-    w->skipped += sh->blocks - computed;
-    for (size_t r = 0; r < rows; r++) {
-        const float l = amx_row_sum(w->rows.l[r]);
-        const bool sees = attn_row_sees_a_key(job->p, q0 + r);
-        float *out = job->o + (head * sh->nq + q0 + r) * sh->d;
-        for (size_t c = 0; c < sh->d; c++) out[c] = sees ? w->o[r * sh->dpad + c] / l : 0.0f;
-    }
+}
+static void do_item(const amx_job *job, amx_workspace *w, size_t head, size_t first)
+{
+    amx_slice *a = &w->slice[0], *b = &w->slice[1];
+    const size_t count = first + 1 < (job->shape.nq + 15) / 16 ? 2 : 1;
+    start_slice(job, a, head, 16 * first);
+    if (count == 2) start_slice(job, b, head, 16 * (first + 1));
+    const bool together = count == 2 && job->engine->scores_pair && job->shape.chunks == 4 && same_blocks(a, b);
+    if (together) walk_slices(job, &w->engine, (amx_slice *[]){ a, b }, 2);
+    else for (size_t g = 0; g < count; g++) walk_slices(job, &w->engine, (amx_slice *[]){ &w->slice[g] }, 1);
+    for (size_t g = 0; g < count; g++) finish_slice(job, w, &w->slice[g]);
 }
 static void pack_head_block(amx_job *job, size_t item)
 {
@@ -606,6 +752,8 @@ static void pack_head_block(amx_job *job, size_t item)
     pack_value_block(sh, job->engine->hw_round, job->v + head * sh->nk * sh->d, 32 * b,
                      job->packed_v + item * elems);
 }
+static size_t pairs_per_head(const amx_shape *sh) { return ((sh->nq + 15) / 16 + 1) / 2; }
+
 static void *amx_worker(void *arg)
 {
     amx_thread *t = arg;
@@ -613,7 +761,7 @@ static void *amx_worker(void *arg)
     if (job->phase == 1 && job->engine->tiles) amx_configure_tiles();
     for (size_t i; (i = atomic_fetch_add(&job->next, 1)) < job->items;) {
         if (job->phase == 0) pack_head_block(job, i);
-        else do_slice(job, t->w, i / ((job->shape.nq + 15) / 16), 16 * (i % ((job->shape.nq + 15) / 16)));
+        else do_item(job, t->w, i / pairs_per_head(&job->shape), 2 * (i % pairs_per_head(&job->shape)));
     }
     if (job->phase == 1 && job->engine->tiles) amx_release_tiles();
     return NULL;
@@ -641,7 +789,7 @@ static void run_engine(const amx_engine *engine, const attn_params *p, const flo
     for (int i = 0; i < threads; i++) t[i] = (amx_thread){ &job, fa_alloc(sizeof(amx_workspace)) };
     for (int i = 0; i < threads; i++) memset(t[i].w, 0, sizeof(amx_workspace));
     run_phase(&job, 0, job.heads * job.shape.blocks, t, threads);
-    run_phase(&job, 1, job.heads * ((p->nq + 15) / 16), t, threads);
+    run_phase(&job, 1, job.heads * pairs_per_head(&job.shape), t, threads);
     amx_counts c = { 0 };
     for (int i = 0; i < threads; i++) {
         c.blocks_computed += t[i].w->computed;
@@ -683,6 +831,17 @@ static void no_values(amx_engine_state *e, const bf16 *p, const bf16 *const *vb,
 {
     (void)e, (void)p, (void)vb, (void)blocks, (void)dpad, (void)pv;
 }
+static void no_scores_pair(amx_engine_state *e, const bf16 *qb, const bf16 *kb, size_t chunks, float *sa,
+                           float *sb, size_t ld)
+{
+    (void)e, (void)qb, (void)kb, (void)chunks, (void)sa, (void)sb, (void)ld;
+}
+
+static void no_values_pair(amx_engine_state *e, const bf16 *pa, const bf16 *pb, const bf16 *const *vb,
+                           size_t blocks, size_t dpad, float *pva, float *pvb)
+{
+    (void)e, (void)pa, (void)pb, (void)vb, (void)blocks, (void)dpad, (void)pva, (void)pvb;
+}
 static void no_softmax(const float *s, size_t ld, size_t blocks, const uint32_t *visible, float scale,
                        amx_rows *rows, bf16 *p, float *alpha)
 {
@@ -699,7 +858,9 @@ void attention_bf16_without(int leave_out, const attn_params *p, const float *q,
     char why[160] = "";
     if (!amx_available(why)) die_line("the AMX kernel cannot run: %s", why);
     amx_engine e = ENGINES[AMX_KERNEL_AMX];
-    if (leave_out & AMX_LEAVE_TILES) e.scores = no_scores, e.values = no_values;
+    if (leave_out & AMX_LEAVE_TILES)
+        e.scores = no_scores, e.values = no_values, e.scores_pair = no_scores_pair, e.values_pair = no_values_pair;
+    if (leave_out & AMX_LEAVE_PAIRS) e.scores_pair = NULL, e.values_pair = NULL;
     if (leave_out & AMX_LEAVE_VECTORS) e.softmax_rows = no_softmax, e.add_values = no_rescale;
     run_engine(&e, p, q, k, v, o, threads, NULL);
 }

@@ -17,7 +17,7 @@ void attention_bf16(amx_kernel kernel, const attn_params *p, const float *q, con
 size_t attention_bf16_bytes(const attn_params *p, int threads);
 const char *bf16_params_problem(const attn_params *p);
 /* the AMX engine with parts of its work left out, to time the parts: o is not attention */
-enum { AMX_LEAVE_TILES = 1, AMX_LEAVE_VECTORS = 2 };
+enum { AMX_LEAVE_TILES = 1, AMX_LEAVE_VECTORS = 2, AMX_LEAVE_PAIRS = 4 };   /* pairs: one slice at a time */
 void attention_bf16_without(int leave_out, const attn_params *p, const float *q, const float *k,
                             const float *v, float *o, int threads);
 /* 2^t to 2^-13 for the probabilities: the model, and sixteen lanes of AVX-512 (AVX-512 only) */
