@@ -141,6 +141,19 @@ Test(kernel, error_within_twice_plain_bf16)
                       p.nq, p.nk, p.d, p.causal, e.kernel, e.bound, e.plain);
     }
 }
+Test(kernel, windows_are_within_twice_plain_bf16)
+{
+    static const struct { size_t nq, nk, d; long window; } WINDOWS[] = {
+        { 77, 140, 64, 40 }, { 100, 100, 128, 33 }, { 130, 64, 32, 7 }, { 64, 64, 16, 1 },
+    };
+    for (size_t i = 0; i < sizeof WINDOWS / sizeof WINDOWS[0]; i++) {
+        attn_params p = attn_default(1, 2, WINDOWS[i].nq, WINDOWS[i].nk, WINDOWS[i].d);
+        p.causal = true;
+        p.window = WINDOWS[i].window;
+        const ch11_error e = ch11_error_of(AMX_KERNEL_EMULATED, &p, (uint32_t)i, 1);
+        cr_expect_leq(e.kernel, e.bound, "window %ld: %.3e > %.3e", p.window, e.kernel, e.bound);
+    }
+}
 Test(kernel, rows_without_keys_are_zero_and_nans_reach_their_rows)
 {
     attn_params p = attn_default(1, 1, 40, 40, 8);

@@ -588,11 +588,13 @@ typedef struct amx_job {
 static uint32_t visible_keys(const amx_job *job, attn_tile_kind kind, size_t i, size_t k0)
 {
     if (kind == ATTN_TILE_FULL && k0 + 32 <= job->shape.nk) return 0xffffffffu;
-    uint32_t mask = 0;
-    for (size_t j = 0; j < 32; j++)
-        if (i < job->shape.nq && k0 + j < job->shape.nk && attn_visible(job->p, i, k0 + j))
-            mask |= 1u << j;
-    return mask;
+    if (i >= job->shape.nq) return 0;
+    const long long row = (long long)i - (long long)k0, w = job->p->window;
+    long long lo = 0, hi = job->shape.nk - k0 < 32 ? (long long)(job->shape.nk - k0) : 32;
+    if ((job->p->causal || w > 0) && row + 1 < hi) hi = row + 1;
+    if (w > 0 && row - w + 1 > lo) lo = row - w + 1;
+    if (lo >= hi) return 0;
+    return (hi == 32 ? 0xffffffffu : (1u << hi) - 1) & ~((1u << lo) - 1);
 }
 static attn_tile_kind block_kind(const amx_job *job, size_t q0, size_t rows, size_t b)
 {
