@@ -94,6 +94,18 @@ Test(ch12_safetensors, bad_files, .description = "every lie a header can tell is
                   why ? why : "(accepted)", cases[i].why);
     }
 }
+Test(ch12_safetensors, no_tensors, .description = "an empty header: no tensors, and no data after it")
+{
+    static unsigned char buf[64];
+    char err[256];
+    st_file f;
+    const size_t size = st_build(buf, "{}", 0);
+    cr_assert_eq(st_parse(buf, size, &f, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(f.count, 0);
+    st_close(&f);
+    const char *why = st_refusal("{}", 4);
+    cr_assert(why && strstr(why, "4 bytes after the last tensor"), "%s", why ? why : "(accepted)");
+}
 Test(ch12_safetensors, bad_lengths, .description = "a file shorter than 8 bytes, a header past the end or over the limit")
 {
     unsigned char buf[16] = { 200, 0, 0, 0, 0, 0, 0, 0, '{', '}' };

@@ -312,7 +312,7 @@ static int st_check_layout(st_file *f, size_t data_start, char *err, size_t errl
 {
     const size_t data = f->size - data_start;
     size_t at = 0;
-    qsort(f->tensors, f->count, sizeof *f->tensors, st_by_begin);
+    if (f->count > 1) qsort(f->tensors, f->count, sizeof *f->tensors, st_by_begin);   /* none: no array */
     for (size_t i = 0; i < f->count; i++) {
         const st_tensor *t = &f->tensors[i];
         if (st_check_bytes(t, err, errlen) < 0) return -1;
