@@ -421,23 +421,24 @@ Test(tiles, a_piece_of_an_fp32_cache_is_refused, .exit_code = 2, .init = cr_redi
     attention_decode(&t.p, t.q, t.k, t.v, t.o, &(decode_config){ .threads = 1,
                      .cache = DECODE_FP32, .piece = amx_decode_piece_model });
 }
+static void note_of_record(const char *record, char note[4096])
+{
+    char path[32];
+    cr_assert(temp_file_with(record, path), "cannot write a temporary record");
+    ch11_recorded_note(path, note, 4096);
+    remove(path);
+}
 Test(recorded, the_sentence_counts_the_goals_from_the_record)
 {
-    char path[] = "/tmp/ch11-recorded-XXXXXX", note[4096];
-    const int fd = mkstemp(path);
-    cr_assert(fd >= 0);
-    FILE *f = fdopen(fd, "w");
-    fputs("# make bench: date 2026-01-02T03:04Z commit 0\n"
+    char note[4096];
+    note_of_record("# make bench: date 2026-01-02T03:04Z commit 0\n"
           "# ch11_amx: Test Machine, 2 CPUs; kernel amx; AMX: yes\n"
           "# peak GFLOP/s, one thread: fp32 FMA 200 (chapter 1's profile), TDPBF16PS 3200\n"
           "ch11_amx amx 1024 64 0 1 3 0.010000 0.01 0.01 100.0 0.50 1.20\n"
           "ch11_amx amx 1024 64 0 2 3 0.005000 0.005 0.005 200.0 2.10 1.80\n"
           "ch11_amx amx 2048 64 1 1 3 0.040000 0.04 0.04 100.0 - -\n"
           "ch08_fused_timing fused 1024 64 0 1 5 0.020000 0.02 0.02 1 1 1 1\n"
-          "ch08_fused_timing fused 1024 64 0 2 5 0.004000 0.004 0.004 1 1 1 1\n", f);
-    fclose(f);
-    ch11_recorded_note(path, note, sizeof note);
-    remove(path);
+          "ch08_fused_timing fused 1024 64 0 2 5 0.004000 0.004 0.004 1 1 1 1\n", note);
     cr_expect(strstr(note, "On Test Machine, 2 CPUs, recorded 2026-01-02T03:04, the tile (AMX) "
                           "engine ran at") != NULL, "%s", note);
     cr_expect(strstr(note, "0.50–2.10× PyTorch's bf16 attention (the goal of 2.0× met in 1 of 2)")
@@ -449,21 +450,15 @@ Test(recorded, the_sentence_counts_the_goals_from_the_record)
 }
 Test(recorded, the_parts_of_the_record_say_why)
 {
-    char path[] = "/tmp/ch11-parts-XXXXXX", note[4096];
-    const int fd = mkstemp(path);
-    cr_assert(fd >= 0);
-    FILE *f = fdopen(fd, "w");
-    fputs("# make bench: date 2026-01-02T03:04Z commit 0\n"
+    char note[4096];
+    note_of_record("# make bench: date 2026-01-02T03:04Z commit 0\n"
           "# ch11_amx: Test Machine, 2 CPUs; kernel amx; AMX: yes\n"
           "# peak GFLOP/s, one thread: fp32 FMA 200 (chapter 1's profile), TDPBF16PS 3200\n"
           "# parts ms, n = 4096, one head, one thread; d whole without_tiles without_vectors neither: "
           "64 10 6 5 1\n"
           "# parts ms, n = 4096, one head, one thread; d whole without_tiles without_vectors neither: "
           "128 16 8 14 2\n"
-          "ch11_amx amx 1024 64 0 1 3 0.010000 0.01 0.01 100.0 0.50 1.20\n", f);
-    fclose(f);
-    ch11_recorded_note(path, note, sizeof note);
-    remove(path);
+          "ch11_amx amx 1024 64 0 1 3 0.010000 0.01 0.01 100.0 0.50 1.20\n", note);
     cr_expect(strstr(note, "There, at d = 64 the tile work alone takes 4.0 ms, the vector work 5.0 ms, "
                           "the two together 9.0 ms and the rest 1.0 ms, 10% of the whole: the processor "
                           "hides 0% of the shorter part") != NULL, "%s", note);
